@@ -1,0 +1,34 @@
+// AtomicOutputFile: the output is written to a nameless file in OUTPUT's folder and appears at
+// OUTPUT only in commit(), by one rename, after every byte was written. Until then an existing
+// OUTPUT is untouched; without commit() (an error, an exception, a kill) nothing is left.
+#pragma once
+
+#include "io/file.hpp"
+
+#include <string>
+
+namespace gpusort::io {
+
+class AtomicOutputFile {
+public:
+    // Creates the hidden file next to `path`; fails at once when the folder is not writable.
+    explicit AtomicOutputFile(std::string path);
+    AtomicOutputFile(const AtomicOutputFile&) = delete;
+    AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+    ~AtomicOutputFile();
+
+    const File& file() const { return file_; }
+    const std::string& path() const { return path_; }
+
+    // Gives the file its final permissions (those of the file it replaces, else 0666 less
+    // the umask), flushes it to disk when `sync` is set, and renames it to the path.
+    void commit(bool sync);
+
+private:
+    std::string path_;
+    std::string temp_name_;  // set when the file system has no O_TMPFILE and a name was needed
+    File file_;
+    bool committed_ = false;
+};
+
+}  // namespace gpusort::io

@@ -1,0 +1,55 @@
+// File: an owned POSIX file descriptor with whole-buffer positional reads and writes
+// (pread/pwrite that retry on EINTR and on short transfers) and errors that name the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace gpusort::io {
+
+class File {
+public:
+    File() = default;
+    File(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+    File(File&& other) noexcept;
+    File& operator=(File&& other) noexcept;
+    File(const File&) = delete;
+    File& operator=(const File&) = delete;
+    ~File();
+
+    static File open_read(const std::string& path);
+
+    int fd() const { return fd_; }
+    const std::string& path() const { return path_; }
+    bool is_open() const { return fd_ >= 0; }
+
+    std::uint64_t size() const;
+    // Reads exactly data.size() bytes at offset; running into the end of the file is an error.
+    void read_at(std::uint64_t offset, std::span<std::byte> data) const;
+    void write_at(std::uint64_t offset, std::span<const std::byte> data) const;
+    // Reserves disk space for [0, size) so that a full disk shows up now, not mid-way.
+    void allocate(std::uint64_t size) const;
+    void truncate(std::uint64_t size) const;
+    void sync_data() const;
+    void close();
+
+private:
+    int fd_ = -1;
+    std::string path_;
+};
+
+// Identity of a file on its device (to detect INPUT == OUTPUT through any path).
+struct FileId {
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+    bool operator==(const FileId&) const = default;
+};
+// Returns false when the path does not exist.
+bool file_id(const std::string& path, FileId& id);
+
+// The folder part of a path ("." when it has none).
+std::string parent_folder(const std::string& path);
+
+}  // namespace gpusort::io

@@ -1,0 +1,36 @@
+// Anonymous temp files: O_TMPFILE where the file system has it, mkstemp + unlink elsewhere.
+#include "io/temp_file.hpp"
+
+#include "io/io_error.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace gpusort::io {
+
+File create_temp_file(const std::string& folder) {
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) != 0) throw_errno("cannot use temp folder", folder, errno);
+    if (!S_ISDIR(st.st_mode)) throw IoError("cannot use temp folder '" + folder + "': not a directory");
+
+    const std::string label = folder + " (temp file)";
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return File(fd, label);
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
+        throw_errno("cannot create a temp file in", folder, errno);
+#endif
+    std::string pattern = folder + "/.gpusort-tmp-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0) throw_errno("cannot create a temp file in", folder, errno);
+    ::unlink(name.data());
+    return File(fd, label);
+}
+
+}  // namespace gpusort::io

@@ -1,0 +1,15 @@
+// TempFile: a scratch file in a chosen folder that has no name from the start (O_TMPFILE, or
+// a unique name unlinked right after creation), so nothing is left behind however the
+// program ends, a crash or SIGKILL included. Its space is freed when it is closed.
+#pragma once
+
+#include "io/file.hpp"
+
+#include <string>
+
+namespace gpusort::io {
+
+// Creates the anonymous temp file in `folder`; throws IoError naming the folder on failure.
+File create_temp_file(const std::string& folder);
+
+}  // namespace gpusort::io

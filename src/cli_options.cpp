@@ -1,0 +1,138 @@
+// parse_command_line (Boost.Program_options) and the --stats JSON.
+#include "src/cli_options.hpp"
+
+#include "src/size_parse.hpp"
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace gpusort {
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::uint64_t size_option(const po::variables_map& vm, const char* name) {
+    const auto& text = vm[name].as<std::string>();
+    auto size = parse_size(text);
+    if (!size) throw std::invalid_argument(std::string("--") + name + ": '" + text + "' is not a size (e.g. 512M, 8G)");
+    return *size;
+}
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace
+
+CliCommand parse_command_line(const std::vector<std::string>& args) {
+    po::options_description visible(
+        "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
+        "Sorts a binary file of fixed-size keys. OUTPUT may be the same path as INPUT.\n\nOptions");
+    visible.add_options()
+        ("type", po::value<std::string>()->default_value("u64"),
+         "key type of every record: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 (floats in IEEE 754 totalOrder)")
+        ("descending", "sort in descending order")
+        ("memory", po::value<std::string>(), "host memory budget, e.g. 512M, 8G (default: half of the free memory)")
+        ("threads", po::value<unsigned>(), "host threads (default: all CPUs)")
+        ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
+        ("sync", "flush the output to disk before it is renamed into place (always done when OUTPUT is INPUT)")
+        ("stats", po::value<std::string>(), "write a JSON report to FILE ('-' for stderr)")
+        ("help,h", "show this help")
+        ("version", "show the version");
+    po::options_description hidden;
+    hidden.add_options()("input", po::value<std::string>())("output", po::value<std::string>());
+    po::options_description all;
+    all.add(visible).add(hidden);
+    po::positional_options_description positional;
+    positional.add("input", 1).add("output", 1);
+
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw std::invalid_argument(e.what());
+    }
+
+    CliCommand command;
+    if (vm.count("help")) {
+        std::ostringstream text;
+        text << visible;
+        command.action = CliCommand::Action::help;
+        command.help_text = text.str();
+        return command;
+    }
+    if (vm.count("version")) {
+        command.action = CliCommand::Action::version;
+        return command;
+    }
+    if (!vm.count("input") || !vm.count("output"))
+        throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
+
+    SortOptions& sort = command.sort;
+    sort.input = vm["input"].as<std::string>();
+    sort.output = vm["output"].as<std::string>();
+    const auto& type_name = vm["type"].as<std::string>();
+    auto type = parse_key_type(type_name);
+    if (!type) throw std::invalid_argument("--type: unknown type '" + type_name + "' (one of: " + key_type_list() + ")");
+    sort.order.type = *type;
+    sort.order.descending = vm.count("descending") > 0;
+    if (vm.count("memory")) {
+        sort.memory_bytes = size_option(vm, "memory");
+        if (*sort.memory_bytes < kMinMemoryBudget)
+            throw std::invalid_argument("--memory: at least 1M is needed");
+    }
+    if (vm.count("threads")) {
+        sort.threads = vm["threads"].as<unsigned>();
+        if (*sort.threads == 0) throw std::invalid_argument("--threads: must be at least 1");
+    }
+    if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
+    sort.sync = vm.count("sync") > 0;
+    if (vm.count("stats")) command.stats_path = vm["stats"].as<std::string>();
+    return command;
+}
+
+std::string stats_json(const SortOptions& options, const SortReport& report) {
+    const auto& p = report.plan;
+    const double seconds = report.seconds > 0 ? report.seconds : 1e-9;
+    std::ostringstream out;
+    out << "{\n"
+        << "  \"input\": " << json_string(options.input) << ",\n"
+        << "  \"output\": " << json_string(options.output) << ",\n"
+        << "  \"type\": " << json_string(std::string(key_type_name(options.order.type))) << ",\n"
+        << "  \"descending\": " << (options.order.descending ? "true" : "false") << ",\n"
+        << "  \"backend\": " << json_string(report.backend) << ",\n"
+        << "  \"bytes\": " << report.bytes << ",\n"
+        << "  \"records\": " << report.records << ",\n"
+        << "  \"runs\": " << report.runs << ",\n"
+        << "  \"merge_passes\": " << report.merge_passes << ",\n"
+        << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"
+        << "  \"memory_budget\": " << p.memory_bytes << ",\n"
+        << "  \"threads\": " << p.threads << ",\n"
+        << "  \"run_records\": " << p.run_records << ",\n"
+        << "  \"fan_in\": " << p.fan_in << ",\n"
+        << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
+        << ", \"sort\": " << report.times.sort << ", \"write\": " << report.times.write
+        << ", \"merge\": " << report.times.merge << "},\n"
+        << "  \"throughput_mb_per_s\": " << static_cast<double>(report.bytes) / 1e6 / seconds << "\n"
+        << "}\n";
+    return out.str();
+}
+
+}  // namespace gpusort

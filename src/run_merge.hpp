@@ -1,0 +1,197 @@
+// The k-way merge of sorted runs. One merge cuts its output into equal slices by exact
+// multi-way selection; TBB tasks merge the slices independently, each with a loser tree over
+// buffered reads of its part of every run, and write each slice at its own output offset.
+// merge_to_fan_in() runs the intermediate passes that bring the number of runs down to what
+// one merge can read at once.
+#pragma once
+
+#include "io/file.hpp"
+#include "io/temp_file.hpp"
+#include "src/loser_tree.hpp"
+#include "src/mul_div.hpp"
+#include "src/multiway_selection.hpp"
+#include "src/sort_plan.hpp"
+#include "src/sorted_run.hpp"
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+namespace gpusort {
+
+// Where a merge writes: keys [first, first + total) of `file`.
+template <class T>
+struct MergeTarget {
+    const io::File* file = nullptr;
+    std::uint64_t first = 0;
+    // Applied to each full output buffer just before it is written (e.g. mapping keys back).
+    std::function<void(std::span<T>)> finish;
+    // When set, every sample_stride-th output key is stored here (the output is a new run).
+    std::vector<T>* samples = nullptr;
+    std::uint64_t sample_stride = 0;
+};
+
+namespace detail {
+
+// Merges output ranks [rank_begin, rank_end) whose parts of run i are [from[i], to[i]).
+template <class T>
+void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
+                 const std::vector<std::uint64_t>& to, std::uint64_t rank_begin,
+                 const MergeTarget<T>& target, std::span<T> workspace, std::size_t buffer_keys) {
+    const std::size_t k = runs.size();
+    struct Cursor {
+        std::uint64_t next;  // next run position to read
+        std::uint64_t end;
+        T* buffer;
+        std::size_t length = 0;
+        std::size_t index = 0;
+    };
+    std::vector<Cursor> cursors;
+    cursors.reserve(k);
+    LoserTree<T> tree(k);
+    auto refill = [&](std::size_t i) {
+        Cursor& c = cursors[i];
+        c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_keys, c.end - c.next));
+        runs[i].read_range(c.next, std::span<T>(c.buffer, c.length));
+        c.next += c.length;
+        c.index = 0;
+    };
+    for (std::size_t i = 0; i < k; ++i) {
+        cursors.push_back({from[i], to[i], workspace.data() + i * buffer_keys});
+        if (from[i] < to[i]) {
+            refill(i);
+            tree.set_head(i, cursors[i].buffer[0]);
+        } else {
+            tree.set_done(i);
+        }
+    }
+    tree.build();
+
+    T* out = workspace.data() + k * buffer_keys;
+    std::size_t filled = 0;
+    std::uint64_t written = rank_begin;  // output rank of out[0]
+    auto flush = [&] {
+        std::span<T> keys(out, filled);
+        if (target.samples) take_samples<T>(keys, written, target.sample_stride, *target.samples);
+        if (target.finish) target.finish(keys);
+        target.file->write_at((target.first + written) * sizeof(T), std::as_bytes(keys));
+        written += filled;
+        filled = 0;
+    };
+
+    while (!tree.all_done()) {
+        const std::size_t w = tree.winner();
+        out[filled++] = tree.head(w);
+        if (filled == buffer_keys) flush();
+        Cursor& c = cursors[w];
+        if (++c.index == c.length) {
+            if (c.next < c.end) {
+                refill(w);
+            } else {
+                tree.set_done(w);
+                tree.replay();
+                continue;
+            }
+        }
+        tree.set_head(w, c.buffer[c.index]);
+        tree.replay();
+    }
+    if (filled > 0) flush();
+}
+
+}  // namespace detail
+
+// Merges `runs` (in input order) into `target`, using at most plan.merge_tasks threads.
+template <class T>
+void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target, const SortPlan& plan) {
+    const std::size_t k = runs.size();
+    std::uint64_t total = 0;
+    for (const auto& run : runs) total += run.size;
+    if (total == 0) return;
+
+    std::vector<RunSequence<T>> seqs;
+    seqs.reserve(k);
+    for (const auto& run : runs) seqs.emplace_back(run);
+
+    const std::uint64_t slices = plan.merge_slices(total);
+    const std::size_t buffer_keys = static_cast<std::size_t>(plan.merge_buffer_bytes(k) / sizeof(T));
+    std::vector<std::uint64_t> ranks(slices + 1);
+    for (std::uint64_t s = 0; s <= slices; ++s)
+        ranks[s] = mul_div(total, s, slices);
+    std::vector<std::vector<std::uint64_t>> splits(slices + 1);
+
+    tbb::task_arena arena(static_cast<int>(plan.merge_tasks));
+    arena.execute([&] {
+        tbb::parallel_for(std::uint64_t{0}, slices + 1, [&](std::uint64_t s) {
+            splits[s] = multiway_select<RunSequence<T>>(seqs, ranks[s]);
+        });
+        tbb::enumerable_thread_specific<std::vector<T>> workspaces(
+            [&] { return std::vector<T>((k + 1) * buffer_keys); });
+        tbb::parallel_for(
+            tbb::blocked_range<std::uint64_t>(0, slices, 1),
+            [&](const tbb::blocked_range<std::uint64_t>& range) {
+                auto& workspace = workspaces.local();
+                for (std::uint64_t s = range.begin(); s != range.end(); ++s)
+                    detail::merge_slice<T>(runs, splits[s], splits[s + 1], ranks[s], target, workspace,
+                                           buffer_keys);
+            },
+            tbb::simple_partitioner());
+    });
+}
+
+// Merges groups of consecutive runs into new runs (in new temp files in tmp_dir) until at most
+// plan.fan_in runs are left, rewriting as few keys as possible. Returns the number of passes.
+template <class T>
+unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, const std::string& tmp_dir,
+                         std::uint64_t& bytes_spilled) {
+    unsigned passes = 0;
+    while (runs.size() > plan.fan_in) {
+        ++passes;
+        std::size_t excess = runs.size() - plan.fan_in;
+        std::vector<SortedRun<T>> next;
+        std::size_t i = 0;
+        // Each merge of g runs removes g - 1 of them; stop once the rest fit in one merge.
+        std::vector<std::pair<std::size_t, std::size_t>> groups;
+        while (excess > 0 && i < runs.size()) {
+            const std::size_t g = std::min({plan.fan_in, excess + 1, runs.size() - i});
+            if (g >= 2) groups.emplace_back(i, g);
+            excess -= g - 1;
+            i += g;
+        }
+        std::uint64_t pass_keys = 0;
+        for (auto [begin, count] : groups)
+            for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
+        auto file = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
+        file->allocate(pass_keys * sizeof(T));
+        bytes_spilled += pass_keys * sizeof(T);
+
+        std::uint64_t offset = 0;
+        std::size_t r = 0;
+        for (auto [begin, count] : groups) {
+            for (; r < begin; ++r) next.push_back(std::move(runs[r]));
+            SortedRun<T> merged;
+            merged.file = file;
+            merged.first = offset;
+            for (std::size_t j = begin; j < begin + count; ++j) merged.size += runs[j].size;
+            merged.sample_stride = plan.sample_stride;
+            merged.samples = make_sample_vector<T>(merged.size, plan.sample_stride);
+            MergeTarget<T> target{file.get(), offset, {}, &merged.samples, plan.sample_stride};
+            merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
+            offset += merged.size;
+            next.push_back(std::move(merged));
+            r = begin + count;
+        }
+        for (; r < runs.size(); ++r) next.push_back(std::move(runs[r]));
+        runs = std::move(next);  // merged runs are dropped here, closing files no run uses any more
+    }
+    return passes;
+}
+
+}  // namespace gpusort

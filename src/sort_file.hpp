@@ -1,0 +1,52 @@
+// The public API of the library: sort one file of fixed-size keys into another.
+#pragma once
+
+#include "src/key_normalization.hpp"
+#include "src/phase_timer.hpp"
+#include "src/sort_plan.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace gpusort {
+
+// Any failure of a sort: the message is one line that names the file and the cause.
+class SortError : public std::runtime_error {
+public:
+    explicit SortError(const std::string& message) : std::runtime_error(message) {}
+};
+
+struct SortOptions {
+    std::string input;
+    std::string output;
+    KeyOrder order;
+    std::optional<std::uint64_t> memory_bytes;  // default: default_memory_budget()
+    std::optional<unsigned> threads;            // default: default_threads()
+    std::optional<std::string> tmp_dir;         // default: OUTPUT's folder
+    // Flush the output to disk before it is renamed into place. Always done when the
+    // output replaces the input, so that a crash cannot lose the data.
+    bool sync = false;
+    // Testing aid: a fan-in smaller than the plan's, to force several merge passes.
+    std::optional<std::size_t> max_fan_in;
+};
+
+struct SortReport {
+    SortPlan plan;
+    std::string backend;
+    std::uint64_t bytes = 0;
+    std::uint64_t records = 0;
+    std::uint64_t runs = 0;          // sorted runs formed (1 when sorted in memory)
+    unsigned merge_passes = 0;       // passes over the data by the merge (0 when sorted in memory)
+    std::uint64_t bytes_spilled = 0; // bytes written to temp files
+    PhaseTimes times;
+    double seconds = 0;              // the whole sort, wall clock
+};
+
+// Sorts options.input into options.output. Throws SortError, io::IoError or
+// std::invalid_argument; on failure no file is left at OUTPUT that was not there, an existing
+// OUTPUT is unchanged and no temp files remain.
+SortReport sort_file(const SortOptions& options);
+
+}  // namespace gpusort

@@ -1,0 +1,55 @@
+// SortPlan: every buffer size and count of the sort, derived up front from the budgets
+// (host memory, threads) and the input size. Nothing is sized anywhere else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpusort {
+
+struct Budgets {
+    std::uint64_t memory_bytes = 0;  // host memory the sort may use
+    unsigned threads = 1;
+};
+
+// The smallest --memory accepted.
+inline constexpr std::uint64_t kMinMemoryBudget = std::uint64_t{1} << 20;
+// A merge reads each run through a buffer at least this large.
+inline constexpr std::uint64_t kMinMergeBuffer = std::uint64_t{64} << 10;
+// ... and at most this large: beyond it larger reads gain nothing.
+inline constexpr std::uint64_t kMaxMergeBuffer = std::uint64_t{16} << 20;
+// Output bytes per merge task, at least (smaller merges use fewer tasks).
+inline constexpr std::uint64_t kMinMergeSlice = std::uint64_t{4} << 20;
+
+struct SortPlan {
+    std::uint64_t records = 0;
+    std::size_t record_size = 0;
+    unsigned threads = 1;
+    std::uint64_t memory_bytes = 0;
+    // The whole input is sorted as one piece in memory: no run files, no merge.
+    bool in_memory = true;
+    // Records per sorted run (two run buffers are in memory at once, to overlap I/O).
+    std::uint64_t run_records = 0;
+    // Every sample_stride-th record of each run is kept in memory to guide the merge's splitting.
+    std::uint64_t sample_stride = 0;
+    // Memory for the merge buffers of all concurrent merge tasks together.
+    std::uint64_t merge_memory = 0;
+    // The most runs one merge reads at once; more runs take several passes.
+    std::size_t fan_in = 0;
+    // Concurrent merge tasks.
+    unsigned merge_tasks = 1;
+
+    // Bytes of read buffer per run for a merge of `runs` runs (with the output buffer).
+    std::uint64_t merge_buffer_bytes(std::size_t runs) const;
+    // Number of output slices (parallel tasks) for a merge producing `records` records.
+    std::uint64_t merge_slices(std::uint64_t records) const;
+};
+
+// Throws std::invalid_argument when the budget is below kMinMemoryBudget.
+SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets);
+
+// Defaults read off the machine.
+std::uint64_t default_memory_budget();  // a safe share of the memory available now
+unsigned default_threads();             // the CPUs this process may run on
+
+}  // namespace gpusort

@@ -1,0 +1,111 @@
+// SortedRun: a sorted sequence of normalised keys stored in a spill file, with an in-memory
+// sample (every stride-th key) that lets the merge find split points with few reads.
+// RunSequence is the view of one run that the multi-way selection searches.
+#pragma once
+
+#include "io/file.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace gpusort {
+
+template <class T>
+struct SortedRun {
+    std::shared_ptr<const io::File> file;  // spill file holding the run; freed with its last run
+    std::uint64_t first = 0;               // position of the run's first key in the file (keys)
+    std::uint64_t size = 0;                // keys
+    std::uint64_t sample_stride = 0;
+    std::vector<T> samples;                // samples[s] == key at position s * sample_stride
+
+    T read_at(std::uint64_t pos) const {
+        T key;
+        read_range(pos, std::span<T>(&key, 1));
+        return key;
+    }
+    void read_range(std::uint64_t pos, std::span<T> out) const {
+        file->read_at((first + pos) * sizeof(T), std::as_writable_bytes(out));
+    }
+};
+
+// Keys at every `stride`-th position of a sorted buffer whose first key has position `first_pos`
+// in its run, stored into samples[first_pos / stride ...].
+template <class T>
+void take_samples(std::span<const T> keys, std::uint64_t first_pos, std::uint64_t stride,
+                  std::vector<T>& samples) {
+    std::uint64_t pos = (first_pos + stride - 1) / stride * stride;
+    for (; pos < first_pos + keys.size(); pos += stride) samples[pos / stride] = keys[pos - first_pos];
+}
+
+template <class T>
+std::vector<T> make_sample_vector(std::uint64_t size, std::uint64_t stride) {
+    return std::vector<T>((size + stride - 1) / stride);
+}
+
+// A sorted run as the selection sees it. first_true(lo, hi, pred) returns the first position
+// in [lo, hi) whose key satisfies pred (pred is false then true along the run), or hi. It
+// searches the samples first and then reads at most one stride of keys from the file.
+template <class T>
+class RunSequence {
+public:
+    explicit RunSequence(const SortedRun<T>& run) : run_(&run) {}
+    using value_type = T;
+
+    std::uint64_t size() const { return run_->size; }
+    T at(std::uint64_t pos) const {
+        if (pos % run_->sample_stride == 0) return run_->samples[pos / run_->sample_stride];
+        return run_->read_at(pos);
+    }
+
+    template <class Pred>
+    std::uint64_t first_true(std::uint64_t lo, std::uint64_t hi, Pred pred) const {
+        if (lo >= hi) return lo;
+        const std::uint64_t stride = run_->sample_stride;
+        const auto& samples = run_->samples;
+        // Samples at positions inside [lo, hi).
+        const std::uint64_t s_begin = (lo + stride - 1) / stride;
+        const std::uint64_t s_end = (hi + stride - 1) / stride;
+        auto it = std::partition_point(samples.begin() + static_cast<std::ptrdiff_t>(s_begin),
+                                       samples.begin() + static_cast<std::ptrdiff_t>(s_end),
+                                       [&](const T& key) { return !pred(key); });
+        const std::uint64_t s = static_cast<std::uint64_t>(it - samples.begin());
+        // The answer lies after the last sample that fails and at or before the one that holds.
+        const std::uint64_t from = s > s_begin ? (s - 1) * stride + 1 : lo;
+        const std::uint64_t to = std::min(hi, s * stride);
+        if (from >= to) return to;
+        thread_local std::vector<T> window;
+        window.resize(to - from);
+        run_->read_range(from, window);
+        auto found = std::partition_point(window.begin(), window.end(),
+                                          [&](const T& key) { return !pred(key); });
+        return from + static_cast<std::uint64_t>(found - window.begin());
+    }
+
+private:
+    const SortedRun<T>* run_;
+};
+
+// A sorted array in memory as the selection sees it.
+template <class T>
+class SpanSequence {
+public:
+    explicit SpanSequence(std::span<const T> keys) : keys_(keys) {}
+    using value_type = T;
+    std::uint64_t size() const { return keys_.size(); }
+    T at(std::uint64_t pos) const { return keys_[pos]; }
+    template <class Pred>
+    std::uint64_t first_true(std::uint64_t lo, std::uint64_t hi, Pred pred) const {
+        auto it = std::partition_point(keys_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                       keys_.begin() + static_cast<std::ptrdiff_t>(hi),
+                                       [&](const T& key) { return !pred(key); });
+        return static_cast<std::uint64_t>(it - keys_.begin());
+    }
+
+private:
+    std::span<const T> keys_;
+};
+
+}  // namespace gpusort
