@@ -5,6 +5,7 @@
 #include "io/atomic_output_file.hpp"
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
+#include "io/temp_file.hpp"
 #include "src/cpu_chunk_sorter.hpp"
 #include "src/run_formation.hpp"
 #include "src/run_merge.hpp"
@@ -91,9 +92,12 @@ SortReport sort_file(const SortOptions& options) {
     const bool replaces_input = io::file_id(options.input, input_id) && io::file_id(options.output, output_id) &&
                                 input_id == output_id;
 
+    const std::string tmp_dir = options.tmp_dir.value_or(io::parent_folder(options.output));
+    // A --tmp-dir that cannot be used is an error even when this input would not need it.
+    if (options.tmp_dir) io::create_temp_file(tmp_dir);
+
     io::AtomicOutputFile output(options.output);
     output.file().allocate(report.bytes);
-    const std::string tmp_dir = options.tmp_dir.value_or(io::parent_folder(options.output));
 
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism, plan.threads);
     CpuChunkSorter sorter(plan.threads);

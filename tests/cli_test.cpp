@@ -1,1 +1,223 @@
+// The programs as a user runs them: gpusort-gen makes data, gpusort-file sorts it, gpusort-check
+// and an in-test std::sort confirm it; every error case gives one "gpusort-file: " line, a
+// non-zero status, no new file at OUTPUT, an untouched existing OUTPUT and no temp files.
+#include "reference_order.hpp"
+#include "scratch_dir.hpp"
+
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace gpusort;
+using namespace gpusort::testing;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+};
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+Result run(const std::string& program, const std::vector<std::string>& args, const ScratchDir& dir) {
+    std::string command = quote(program);
+    for (const auto& a : args) command += " " + quote(a);
+    const std::string err_path = dir / ".stderr";
+    command += " 2>" + quote(err_path);
+    Result result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (!pipe) return result;
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.err = read_text(err_path);
+    std::remove(err_path.c_str());
+    return result;
+}
+
+Result sort_cli(const std::vector<std::string>& args, const ScratchDir& dir) { return run(GPUSORT_FILE_BIN, args, dir); }
+
+void expect_one_error_line(const Result& r, const std::string& must_contain) {
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(r.err.rfind("gpusort-file: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(must_contain), std::string::npos) << "missing '" << must_contain << "' in: " << r.err;
+}
+
+template <class T>
+std::vector<T> read_keys(const std::string& path) {
+    const std::string bytes = read_text(path);
+    std::vector<T> keys(bytes.size() / sizeof(T));
+    std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
+    return keys;
+}
+
+}  // namespace
+
+TEST(Cli, SortsGeneratedDataOfSeveralTypes) {
+    ScratchDir dir;
+    struct Case {
+        const char* type;
+        const char* dist;
+        bool descending;
+    };
+    for (Case c : {Case{"u64", "uniform", false}, Case{"i16", "zipf", true}, Case{"f32", "normal", false},
+                   Case{"f64", "uniform", true}, Case{"u8", "few-unique", false}, Case{"i32", "nearly-sorted", true}}) {
+        std::vector<std::string> gen = {"--type", c.type, "--count", "300001", "--dist", c.dist, dir / "in"};
+        if (std::string(c.type)[0] == 'f') gen.push_back("--special");
+        ASSERT_EQ(run(GPUSORT_GEN_BIN, gen, dir).status, 0);
+        std::vector<std::string> args = {"--type", c.type, dir / "in", dir / "out"};
+        std::vector<std::string> check = {"--type", c.type, "--input", dir / "in", dir / "out"};
+        if (c.descending) args.insert(args.begin(), "--descending"), check.insert(check.begin(), "--descending");
+        Result r = sort_cli(args, dir);
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.err, "");
+        Result checked = run(GPUSORT_CHECK_BIN, check, dir);
+        EXPECT_EQ(checked.status, 0) << c.type << " " << checked.out << checked.err;
+        if (std::string(c.type) == "f32") {
+            auto in = read_keys<float>(dir / "in");
+            auto out = read_keys<float>(dir / "out");
+            EXPECT_TRUE(same_bytes(out, reference_sort(in, false)));
+        }
+    }
+}
+
+TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
+    ScratchDir dir;
+    ScratchDir tmp;
+    write_text(tmp / "unrelated", "stays");
+    // 4 Mi keys = 32 MiB with a 1 MiB budget: about 70 runs, more than one merge can take.
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "4M", "--seed", "9", dir / "in"}, dir).status, 0);
+    Result r = sort_cli({"--memory", "1M", "--tmp-dir", tmp.path(), "--stats", dir / "stats.json", dir / "in", dir / "out"}, dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(tmp.entries(), (std::set<std::string>{"unrelated"}));
+    const std::string stats = read_text(dir / "stats.json");
+    EXPECT_NE(stats.find("\"runs\": 69"), std::string::npos) << stats;
+    EXPECT_EQ(stats.find("\"merge_passes\": 1,"), std::string::npos) << stats;
+    auto in = read_keys<std::uint64_t>(dir / "in");
+    EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(in, false)));
+}
+
+TEST(Cli, SortsInPlace) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i64", "--count", "200000", dir / "data"}, dir).status, 0);
+    auto original = read_keys<std::int64_t>(dir / "data");
+    Result r = sort_cli({"--type", "i64", "--memory", "1M", dir / "data", dir / "data"}, dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(same_bytes(read_keys<std::int64_t>(dir / "data"), reference_sort(original, false)));
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"data"}));
+}
+
+TEST(Cli, EmptyInputGivesEmptyOutput) {
+    ScratchDir dir;
+    write_text(dir / "in", "");
+    Result r = sort_cli({dir / "in", dir / "out"}, dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(read_text(dir / "out"), "");
+}
+
+TEST(Cli, MissingInput) {
+    ScratchDir dir;
+    write_text(dir / "out", "keep");
+    expect_one_error_line(sort_cli({dir / "nope", dir / "out"}, dir), dir / "nope");
+    EXPECT_EQ(read_text(dir / "out"), "keep");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"out"}));
+}
+
+TEST(Cli, InputSizeNotAMultipleOfTheRecordSize) {
+    ScratchDir dir;
+    write_text(dir / "in", std::string(12, 'x'));
+    expect_one_error_line(sort_cli({"--type", "u64", dir / "in", dir / "out"}, dir), "not a multiple of the record size 8");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+    EXPECT_EQ(read_text(dir / "in"), std::string(12, 'x'));
+}
+
+TEST(Cli, UnwritableOutput) {
+    ScratchDir dir;
+    write_text(dir / "in", std::string(16, 'x'));
+    expect_one_error_line(sort_cli({dir / "in", dir / "no/such/folder/out"}, dir), "no/such/folder");
+    ::mkdir((dir / "sub").c_str(), 0755);
+    expect_one_error_line(sort_cli({dir / "in", dir / "sub"}, dir), "is a directory");
+    // A read-only file system: refused even to root.
+    expect_one_error_line(sort_cli({dir / "in", "/proc/gpusort-out"}, dir), "/proc/gpusort-out");
+    if (::geteuid() != 0) {
+        ::mkdir((dir / "locked").c_str(), 0555);
+        expect_one_error_line(sort_cli({dir / "in", dir / "locked/out"}, dir), "locked/out");
+        EXPECT_TRUE(std::filesystem::is_empty(dir / "locked"));
+    }
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "sub"}));
+}
+
+TEST(Cli, UnusableTmpDir) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1M", dir / "in"}, dir).status, 0);
+    write_text(dir / "out", "keep");
+    expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", dir / "missing", dir / "in", dir / "out"}, dir),
+                          dir / "missing");
+    expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", dir / "in", dir / "in", dir / "out"}, dir),
+                          "not a directory");
+    expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", "/proc", dir / "in", dir / "out"}, dir), "/proc");
+    // Refused even when the input is small enough not to need it.
+    expect_one_error_line(sort_cli({"--tmp-dir", dir / "missing", dir / "in", dir / "out"}, dir), dir / "missing");
+    EXPECT_EQ(read_text(dir / "out"), "keep");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+}
+
+TEST(Cli, BadCommandLines) {
+    ScratchDir dir;
+    write_text(dir / "in", std::string(16, 'x'));
+    expect_one_error_line(sort_cli({"--type", "u128", dir / "in", dir / "out"}, dir), "u128");
+    expect_one_error_line(sort_cli({"--memory", "lots", dir / "in", dir / "out"}, dir), "--memory");
+    expect_one_error_line(sort_cli({"--memory", "100K", dir / "in", dir / "out"}, dir), "--memory");
+    expect_one_error_line(sort_cli({"--threads", "0", dir / "in", dir / "out"}, dir), "--threads");
+    expect_one_error_line(sort_cli({dir / "in"}, dir), "OUTPUT");
+    expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir), "no-such-option");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+    Result help = sort_cli({"--help"}, dir);
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.out.find("--memory"), std::string::npos);
+}
+
+TEST(Tools, GenIsDeterministicPerSeed) {
+    ScratchDir dir;
+    for (const char* dist : {"uniform", "sorted", "reversed", "equal", "few-unique", "nearly-sorted", "zipf", "normal"}) {
+        ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i32", "--count", "5000", "--dist", dist, "--seed", "4", dir / "a"}, dir).status, 0);
+        ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i32", "--count", "5000", "--dist", dist, "--seed", "4", dir / "b"}, dir).status, 0);
+        EXPECT_EQ(read_text(dir / "a"), read_text(dir / "b")) << dist;
+        EXPECT_EQ(read_text(dir / "a").size(), 20000u) << dist;
+        auto keys = read_keys<std::int32_t>(dir / "a");
+        if (std::string(dist) == "sorted") EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+        if (std::string(dist) == "reversed") EXPECT_TRUE(std::is_sorted(keys.rbegin(), keys.rend()));
+        if (std::string(dist) == "equal") EXPECT_EQ(std::count(keys.begin(), keys.end(), keys[0]), 5000);
+    }
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "5", dir / "c"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "6", dir / "d"}, dir).status, 0);
+    EXPECT_NE(read_text(dir / "c"), read_text(dir / "d"));
+}
+
+TEST(Tools, CheckFindsDisorderAndMissingRecords) {
+    ScratchDir dir;
+    std::vector<std::uint32_t> keys = {1, 2, 3, 3, 9};
+    auto write = [&](const std::string& name, const std::vector<std::uint32_t>& k) {
+        write_text(dir / name, std::string(reinterpret_cast<const char*>(k.data()), k.size() * 4));
+    };
+    write("sorted", keys);
+    write("unsorted", {1, 3, 2, 3, 9});
+    write("changed", {1, 2, 3, 4, 9});
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "sorted"}, dir).status, 0);
+    Result disorder = run(GPUSORT_CHECK_BIN, {"--type", "u32", dir / "unsorted"}, dir);
+    EXPECT_EQ(disorder.status, 1);
+    EXPECT_NE(disorder.out.find("record 2"), std::string::npos) << disorder.out;
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "changed"}, dir).status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--descending", dir / "sorted"}, dir).status, 1);
+}

@@ -1,1 +1,24 @@
+// parse_size: suffixes are powers of 1024; junk is refused.
+#include "src/size_parse.hpp"
+
 #include <gtest/gtest.h>
+
+using gpusort::parse_size;
+
+TEST(ParseSize, NumbersAndSuffixes) {
+    EXPECT_EQ(parse_size("0"), 0u);
+    EXPECT_EQ(parse_size("4096"), 4096u);
+    EXPECT_EQ(parse_size("1K"), 1024u);
+    EXPECT_EQ(parse_size("512M"), 512ull << 20);
+    EXPECT_EQ(parse_size("8g"), 8ull << 30);
+    EXPECT_EQ(parse_size("2T"), 2ull << 40);
+    EXPECT_EQ(parse_size("1.5G"), 3ull << 29);
+    EXPECT_EQ(parse_size("64MiB"), 64ull << 20);
+    EXPECT_EQ(parse_size("64MB"), 64ull << 20);
+    EXPECT_EQ(parse_size("10B"), 10u);
+}
+
+TEST(ParseSize, RefusesJunk) {
+    for (const char* text : {"", "M", "abc", "12X", "-5", "5 M", "1e9", "99999999999T"})
+        EXPECT_FALSE(parse_size(text).has_value()) << text;
+}

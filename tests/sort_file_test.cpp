@@ -1,1 +1,159 @@
+// sort_file end to end through the library API, typed over all ten key types: every size class,
+// distribution and direction, sorted in memory, as many runs, and with several merge passes,
+// each compared byte for byte with std::sort under an independent reference order.
+#include "reference_order.hpp"
+#include "scratch_dir.hpp"
+#include "src/sort_file.hpp"
+
 #include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace gpusort;
+using namespace gpusort::testing;
+
+namespace {
+
+template <class T>
+void write_keys(const std::string& path, const std::vector<T>& keys) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(keys.data()), static_cast<std::streamsize>(keys.size() * sizeof(T)));
+}
+
+template <class T>
+std::vector<T> read_keys(const std::string& path) {
+    const std::string bytes = read_text(path);
+    std::vector<T> keys(bytes.size() / sizeof(T));
+    std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
+    return keys;
+}
+
+enum class Budget { in_memory, many_runs, many_passes };
+const char* budget_name(Budget b) {
+    return b == Budget::in_memory ? "in-memory" : b == Budget::many_runs ? "many-runs" : "many-passes";
+}
+
+// Keys per run under the smallest budget (1 MiB: two run buffers in 15/16 of it).
+template <class T>
+std::size_t min_budget_run_keys() {
+    return (kMinMemoryBudget - kMinMemoryBudget / 16) / 2 / sizeof(T);
+}
+
+template <class T>
+SortReport sort_and_compare(const std::vector<T>& keys, KeyType type, bool descending, Budget budget,
+                            const std::string& what, unsigned threads = 2) {
+    ScratchDir dir;
+    ScratchDir tmp;
+    write_keys(dir / "in", keys);
+    SortOptions options;
+    options.input = dir / "in";
+    options.output = dir / "out";
+    options.order = {type, descending};
+    options.threads = threads;
+    options.tmp_dir = tmp.path();
+    if (budget != Budget::in_memory) options.memory_bytes = kMinMemoryBudget;
+    if (budget == Budget::many_passes) options.max_fan_in = 2;
+    SortReport report = sort_file(options);
+    const std::vector<T> expected = reference_sort(keys, descending);
+    const std::vector<T> actual = read_keys<T>(dir / "out");
+    EXPECT_TRUE(same_bytes(actual, expected)) << what;
+    EXPECT_EQ(read_keys<T>(dir / "in").size(), keys.size()) << "input changed: " << what;
+    EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << what;
+    return report;
+}
+
+}  // namespace
+
+template <class Traits>
+class SortFileTest : public ::testing::Test {};
+using AllKeyTypes = ::testing::Types<KeyTraits<KeyType::u8>, KeyTraits<KeyType::u16>, KeyTraits<KeyType::u32>,
+                                     KeyTraits<KeyType::u64>, KeyTraits<KeyType::i8>, KeyTraits<KeyType::i16>,
+                                     KeyTraits<KeyType::i32>, KeyTraits<KeyType::i64>, KeyTraits<KeyType::f32>,
+                                     KeyTraits<KeyType::f64>>;
+TYPED_TEST_SUITE(SortFileTest, AllKeyTypes);
+
+template <class T>
+std::vector<Dist> dists_for() {
+    std::vector<Dist> dists = {Dist::uniform, Dist::sorted, Dist::reversed, Dist::equal, Dist::few_distinct};
+    if (std::is_floating_point_v<T>) dists.push_back(Dist::specials);
+    return dists;
+}
+
+TYPED_TEST(SortFileTest, SmallSizesInMemory) {
+    using T = typename TypeParam::type;
+    for (std::size_t n : {0u, 1u, 2u, 3u, 7u, 1001u, 65537u})
+        for (Dist dist : dists_for<T>())
+            for (bool descending : {false, true}) {
+                SortReport report = sort_and_compare(make_keys<T>(n, dist, n + 1), TypeParam::key, descending,
+                                                     Budget::in_memory,
+                                                     std::to_string(n) + " " + dist_name(dist) + (descending ? " desc" : ""));
+                EXPECT_EQ(report.merge_passes, 0u);
+            }
+}
+
+TYPED_TEST(SortFileTest, ManyRunsAndManyPasses) {
+    using T = typename TypeParam::type;
+    // Six and a bit runs: the last one short and odd-sized.
+    const std::size_t n = 6 * min_budget_run_keys<T>() + 17;
+    for (Budget budget : {Budget::many_runs, Budget::many_passes})
+        for (Dist dist : dists_for<T>())
+            for (bool descending : {false, true}) {
+                // One thread: the 1 MiB budget then merges all seven runs at once.
+                const unsigned threads = budget == Budget::many_runs ? 1 : 2;
+                SortReport report = sort_and_compare(make_keys<T>(n, dist, 99), TypeParam::key, descending, budget,
+                                                     std::string(budget_name(budget)) + " " + dist_name(dist) +
+                                                         (descending ? " desc" : ""),
+                                                     threads);
+                EXPECT_EQ(report.runs, 7u);
+                EXPECT_EQ(report.merge_passes, budget == Budget::many_runs ? 1u : 3u);  // 7 -> 4 -> 2 -> out
+            }
+}
+
+TYPED_TEST(SortFileTest, SeveralMillionKeys) {
+    using T = typename TypeParam::type;
+    const std::size_t n = 3'000'001;
+    sort_and_compare(make_keys<T>(n, std::is_floating_point_v<T> ? Dist::specials : Dist::uniform, 5), TypeParam::key,
+                     false, Budget::many_runs, "several million, many runs");
+    sort_and_compare(make_keys<T>(n, Dist::uniform, 6), TypeParam::key, true, Budget::in_memory,
+                     "several million, in memory, one thread", 1);
+}
+
+TEST(SortFile, BoundariesOfTheRunSize) {
+    const std::size_t run = min_budget_run_keys<std::uint32_t>();
+    for (std::size_t n : {2 * run - 1, 2 * run, 2 * run + 1, 3 * run})
+        sort_and_compare(make_keys<std::uint32_t>(n, Dist::uniform, n), KeyType::u32, false, Budget::many_runs,
+                         "run boundary " + std::to_string(n));
+}
+
+TEST(SortFile, InPlaceWhenOutputIsInput) {
+    ScratchDir dir;
+    const auto keys = make_keys<std::int64_t>(500'000, Dist::uniform, 3);
+    write_keys(dir / "data", keys);
+    SortOptions options;
+    options.input = dir / "data";
+    options.output = dir / "data";
+    options.order = {KeyType::i64, false};
+    options.memory_bytes = kMinMemoryBudget;  // spilled runs: the input is read long after the output exists
+    sort_file(options);
+    EXPECT_TRUE(same_bytes(read_keys<std::int64_t>(dir / "data"), reference_sort(keys, false)));
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"data"}));
+}
+
+TEST(SortFile, SizeNotAMultipleOfTheRecordIsRefusedAndNothingIsWritten) {
+    ScratchDir dir;
+    write_text(dir / "in", std::string(13, 'x'));
+    write_text(dir / "out", "keep me");
+    SortOptions options;
+    options.input = dir / "in";
+    options.output = dir / "out";
+    options.order = {KeyType::u32, false};
+    try {
+        sort_file(options);
+        FAIL() << "no error";
+    } catch (const SortError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a multiple of the record size 4"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(read_text(dir / "out"), "keep me");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Quick start: installs what is missing, builds, generates 1 GiB of random u64 keys, sorts them
+# with a 256 MiB memory budget (so runs are spilled and merged) and checks the result.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+tools/build.sh
+mkdir -p demo
+build/tools/gpusort-gen --type u64 --count 128M --seed 1 demo/random.bin
+time build/src/gpusort-file --memory 256M --stats demo/stats.json demo/random.bin demo/sorted.bin
+build/tools/gpusort-check --type u64 --input demo/random.bin demo/sorted.bin
+cat demo/stats.json

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages gpusort needs to build and test (only those missing),
+# using sudo when not run as root. The CUDA toolkit is optional and not installed here: when
+# nvcc is found (on PATH or in /usr/local/cuda) the GPU layer is built as well.
+set -euo pipefail
+packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev libtbb-dev
+          libgtest-dev libips4o-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
