@@ -88,20 +88,17 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
 
     while (!tree.all_done()) {
         const std::size_t w = tree.winner();
-        out[filled++] = tree.head(w);
+        out[filled++] = tree.winner_key();
         if (filled == buffer_keys) flush();
         Cursor& c = cursors[w];
         if (++c.index == c.length) {
-            if (c.next < c.end) {
-                refill(w);
-            } else {
-                tree.set_done(w);
-                tree.replay();
+            if (c.next == c.end) {
+                tree.winner_done();
                 continue;
             }
+            refill(w);
         }
-        tree.set_head(w, c.buffer[c.index]);
-        tree.replay();
+        tree.replace_winner(c.buffer[c.index]);
     }
     if (filled > 0) flush();
 }

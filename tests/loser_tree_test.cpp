@@ -10,12 +10,17 @@ using gpusort::LoserTree;
 
 namespace {
 struct Tagged {
-    std::uint32_t key = 0;
+    std::uint32_t key = 0;  // up to 19 here, so the largest key never occurs
     std::uint32_t source = 0;
     std::uint32_t index = 0;
     bool operator<(const Tagged& other) const { return key < other.key; }  // key only
 };
 }  // namespace
+
+template <>
+struct std::numeric_limits<Tagged> {
+    static Tagged max() { return {std::numeric_limits<std::uint32_t>::max(), 0, 0}; }
+};
 
 TEST(LoserTree, MergesStablyForManyFanIns) {
     std::mt19937 rng(3);
@@ -44,10 +49,9 @@ TEST(LoserTree, MergesStablyForManyFanIns) {
         std::vector<Tagged> merged;
         while (!tree.all_done()) {
             const std::size_t w = tree.winner();
-            merged.push_back(tree.head(w));
-            if (++pos[w] < sources[w].size()) tree.set_head(w, sources[w][pos[w]]);
-            else tree.set_done(w);
-            tree.replay();
+            merged.push_back(tree.winner_key());
+            if (++pos[w] < sources[w].size()) tree.replace_winner(sources[w][pos[w]]);
+            else tree.winner_done();
         }
         ASSERT_EQ(merged.size(), all.size()) << "k=" << k;
         for (std::size_t i = 0; i < all.size(); ++i) {
@@ -56,4 +60,27 @@ TEST(LoserTree, MergesStablyForManyFanIns) {
             ASSERT_EQ(merged[i].index, all[i].index) << "k=" << k << " i=" << i;
         }
     }
+}
+
+TEST(LoserTree, RealKeysEqualToTheSentinelAreNotLost) {
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    std::vector<std::vector<std::uint64_t>> sources = {{5, kMax}, {}, {kMax, kMax}, {0}};
+    LoserTree<std::uint64_t> tree(sources.size());
+    std::vector<std::size_t> pos(sources.size(), 0);
+    for (std::size_t s = 0; s < sources.size(); ++s) {
+        if (sources[s].empty()) tree.set_done(s);
+        else tree.set_head(s, sources[s][0]);
+    }
+    tree.build();
+    std::vector<std::uint64_t> merged;
+    std::vector<std::size_t> from;
+    while (!tree.all_done()) {
+        const std::size_t w = tree.winner();
+        merged.push_back(tree.winner_key());
+        from.push_back(w);
+        if (++pos[w] < sources[w].size()) tree.replace_winner(sources[w][pos[w]]);
+        else tree.winner_done();
+    }
+    EXPECT_EQ(merged, (std::vector<std::uint64_t>{0, 5, kMax, kMax, kMax}));
+    EXPECT_EQ(from, (std::vector<std::size_t>{3, 0, 0, 2, 2}));
 }
