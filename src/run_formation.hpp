@@ -30,7 +30,15 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
     auto spill = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
     spill->allocate(total * sizeof(T));
 
+    // Runs and their sample arrays are laid out before the first chunk is read.
     std::vector<SortedRun<T>> runs(chunks);
+    for (std::uint64_t c = 0; c < chunks; ++c) {
+        runs[c].file = spill;
+        runs[c].first = c * chunk;
+        runs[c].size = std::min(chunk, total - c * chunk);
+        runs[c].sample_stride = plan.sample_stride;
+        runs[c].samples = make_sample_vector<T>(runs[c].size, plan.sample_stride);
+    }
     const std::size_t buffer_count = chunks > 1 ? 2 : 1;
     std::vector<std::unique_ptr<T[]>> buffers;
     for (std::size_t b = 0; b < buffer_count; ++b)
@@ -63,13 +71,7 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
                     ScopedPhase phase(times.sort);
                     normalize_keys(keys, order);
                     sorter.sort(keys);
-                    SortedRun<T>& run = runs[c];
-                    run.file = spill;
-                    run.first = c * chunk;
-                    run.size = keys.size();
-                    run.sample_stride = plan.sample_stride;
-                    run.samples = make_sample_vector<T>(run.size, plan.sample_stride);
-                    take_samples<T>(keys, 0, plan.sample_stride, run.samples);
+                    take_samples<T>(keys, 0, plan.sample_stride, runs[c].samples);
                     return c;
                 }) &
             tbb::make_filter<std::uint64_t, void>(tbb::filter_mode::serial_in_order, [&](std::uint64_t c) {

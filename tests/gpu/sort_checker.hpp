@@ -38,8 +38,12 @@ public:
             payload = input_indices<PayloadStorage>(n + kGuard);
         }
         copy_in(keys, payload);
-        if (with_payload) {
-            sorter_.sort(keys_.data(), payload_.data(), n, stream_.get());
+        if constexpr (kHasPayload) {
+            if (with_payload) {
+                sorter_.sort(keys_.data(), payload_.data(), n, stream_.get());
+            } else {
+                sorter_.sort(keys_.data(), nullptr, n, stream_.get());
+            }
         } else {
             sorter_.sort(keys_.data(), n, stream_.get());
         }
