@@ -1,24 +1,40 @@
-// ChunkSorter: the one interface through which the core sorts a chunk of normalised keys in
-// memory. Implementations: the CPU sorter (parallel in-memory sort) and, where CUDA is built
-// and a device is present, the GPU engine. Both must give identical results.
+// ChunkSorter: the one interface through which the core sorts a chunk of the input, keys in,
+// sorted keys out. Implementations: CpuChunkSorter (IPS4o in host memory) and GpuChunkSorter
+// (the GPU engine). Both give identical bytes for the same input and order.
+//
+// A sorter holds `slots` chunks at once (allocated once, in prepare()); the core sorts chunks in
+// different slots from different threads, so reading one chunk overlaps sorting and writing
+// another. A chunk's keys are pulled through ChunkIo::read and the sorted keys pushed through
+// ChunkIo::write, in pieces addressed by the key index within the chunk, in order.
 #pragma once
 
+#include "src/phase_timer.hpp"
+
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
 namespace gpusort {
+
+struct ChunkIo {
+    std::function<void(std::uint64_t first, std::span<std::byte> bytes)> read;
+    std::function<void(std::uint64_t first, std::span<const std::byte> bytes)> write;
+};
 
 class ChunkSorter {
 public:
     virtual ~ChunkSorter() = default;
     // "cpu", or the GPU's name.
     virtual std::string name() const = 0;
-    // Sorts ascending by unsigned value, in place.
-    virtual void sort(std::span<std::uint8_t> keys) = 0;
-    virtual void sort(std::span<std::uint16_t> keys) = 0;
-    virtual void sort(std::span<std::uint32_t> keys) = 0;
-    virtual void sort(std::span<std::uint64_t> keys) = 0;
+    // The largest chunk (keys) when `slots` chunks are held at once, with host_bytes of host memory.
+    virtual std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const = 0;
+    // Allocates `slots` slots for chunks of up to chunk_keys keys.
+    virtual void prepare(std::size_t slots, std::uint64_t chunk_keys) = 0;
+    // Sorts one chunk of `keys` keys in `slot`. restore: the written keys are in their raw form
+    // (the chunk is the whole output); otherwise they stay normalised (a run to be merged).
+    virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) = 0;
 };
 
 }  // namespace gpusort

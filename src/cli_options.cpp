@@ -48,6 +48,9 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         ("type", po::value<std::string>()->default_value("u64"),
          "key type of every record: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 (floats in IEEE 754 totalOrder)")
         ("descending", "sort in descending order")
+        ("backend", po::value<std::string>()->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
+        ("device", po::value<int>()->default_value(0), "which GPU to use")
+        ("device-memory", po::value<std::string>(), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
         ("memory", po::value<std::string>(), "host memory budget, e.g. 512M, 8G (default: half of the free memory)")
         ("threads", po::value<unsigned>(), "host threads (default: all CPUs)")
         ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
@@ -102,6 +105,14 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         sort.threads = vm["threads"].as<unsigned>();
         if (*sort.threads == 0) throw std::invalid_argument("--threads: must be at least 1");
     }
+    const auto& backend = vm["backend"].as<std::string>();
+    if (backend == "auto") sort.backend = Backend::automatic;
+    else if (backend == "cpu") sort.backend = Backend::cpu;
+    else if (backend == "gpu") sort.backend = Backend::gpu;
+    else throw std::invalid_argument("--backend: '" + backend + "' is not one of auto, gpu, cpu");
+    sort.device = vm["device"].as<int>();
+    if (sort.device < 0) throw std::invalid_argument("--device: must be 0 or more");
+    if (vm.count("device-memory")) sort.device_memory_bytes = size_option(vm, "device-memory");
     if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
     sort.sync = vm.count("sync") > 0;
     if (vm.count("stats")) command.stats_path = vm["stats"].as<std::string>();
@@ -128,7 +139,8 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"run_records\": " << p.run_records << ",\n"
         << "  \"fan_in\": " << p.fan_in << ",\n"
         << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
-        << ", \"sort\": " << report.times.sort << ", \"write\": " << report.times.write
+        << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
+        << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write
         << ", \"merge\": " << report.times.merge << "},\n"
         << "  \"throughput_mb_per_s\": " << static_cast<double>(report.bytes) / 1e6 / seconds << "\n"
         << "}\n";

@@ -1,10 +1,14 @@
 // CpuChunkSorter: sorts chunks in host memory with IPS4o (in-place parallel super scalar
-// samplesort) on a pool of threads created once.
+// samplesort) on a pool of threads created once. Reads and writes of different slots overlap;
+// the sorts themselves take turns, each using all threads.
 #pragma once
 
 #include "src/chunk_sorter.hpp"
+#include "src/key_normalization.hpp"
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace ips4o {
 class StdThreadPool;
@@ -14,18 +18,22 @@ namespace gpusort {
 
 class CpuChunkSorter final : public ChunkSorter {
 public:
-    explicit CpuChunkSorter(unsigned threads);
+    CpuChunkSorter(const KeyOrder& order, unsigned threads);
     ~CpuChunkSorter() override;
     std::string name() const override { return "cpu"; }
-    void sort(std::span<std::uint8_t> keys) override;
-    void sort(std::span<std::uint16_t> keys) override;
-    void sort(std::span<std::uint32_t> keys) override;
-    void sort(std::span<std::uint64_t> keys) override;
+    std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
+    void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) override;
 
 private:
     template <class U>
-    void sort_keys(std::span<U> keys);
+    void sort_keys(std::span<U> keys, bool restore);
+
+    KeyOrder order_;
+    std::size_t width_;
     std::unique_ptr<ips4o::StdThreadPool> pool_;  // null: sort on the calling thread
+    std::mutex sort_mutex_;
+    std::vector<std::unique_ptr<std::byte[]>> slots_;
 };
 
 }  // namespace gpusort

@@ -1,19 +1,18 @@
-// Run formation: the input is cut into chunks of plan.run_records keys; each chunk is read,
-// normalised, sorted by the ChunkSorter and written to one spill file as a sorted run, with
-// its samples kept in memory. Two chunk buffers (allocated once) let the read of chunk k+1
-// overlap the sort and write of chunk k.
+// Run formation: the input is cut into chunks of plan.run_records keys; the ChunkSorter sorts
+// each (two at once, in its two slots, so one chunk is read while the other is sorted and
+// written) and its sorted, normalised keys are written to one spill file as a run, with every
+// sample_stride-th key kept in memory.
 #pragma once
 
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
 #include "src/chunk_sorter.hpp"
-#include "src/key_normalization.hpp"
-#include "src/phase_timer.hpp"
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <tbb/parallel_pipeline.h>
@@ -21,8 +20,8 @@
 namespace gpusort {
 
 template <class T>
-std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan, const KeyOrder& order,
-                                    ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times) {
+std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan, ChunkSorter& sorter,
+                                    const std::string& tmp_dir, PhaseTimes& times) {
     const std::uint64_t total = plan.records;
     const std::uint64_t chunk = plan.run_records;
     const std::uint64_t chunks = (total + chunk - 1) / chunk;
@@ -39,46 +38,45 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
         runs[c].sample_stride = plan.sample_stride;
         runs[c].samples = make_sample_vector<T>(runs[c].size, plan.sample_stride);
     }
-    const std::size_t buffer_count = chunks > 1 ? 2 : 1;
-    std::vector<std::unique_ptr<T[]>> buffers;
-    for (std::size_t b = 0; b < buffer_count; ++b)
-        buffers.push_back(std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(std::min(chunk, total))));
+    const std::size_t slots = chunks > 1 ? 2 : 1;
+    sorter.prepare(slots, std::min(chunk, total));
 
+    // Chunks may finish out of order, so each takes whichever slot is free (one always is: no more
+    // chunks are in flight than there are slots).
+    std::mutex mutex;
+    std::vector<std::size_t> free_slots;
+    for (std::size_t s = 0; s < slots; ++s) free_slots.push_back(s);
     std::uint64_t next_chunk = 0;
-    auto keys_of = [&](std::uint64_t c) {
-        const std::uint64_t first = c * chunk;
-        return std::span<T>(buffers[c % buffer_count].get(), static_cast<std::size_t>(std::min(chunk, total - first)));
+    auto sort_one = [&](std::uint64_t c) {
+        SortedRun<T>& run = runs[c];
+        ChunkIo chunk_io;
+        chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+            io::read_parallel(input, (run.first + first) * sizeof(T), bytes);
+        };
+        chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
+            std::span<const T> keys(reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T));
+            take_samples<T>(keys, first, plan.sample_stride, run.samples);
+            io::write_parallel(*spill, (run.first + first) * sizeof(T), bytes);
+        };
+        std::size_t slot;
+        {
+            std::lock_guard lock(mutex);
+            slot = free_slots.back();
+            free_slots.pop_back();
+        }
+        const PhaseTimes chunk_times = sorter.sort_chunk(slot, run.size, false, chunk_io);
+        std::lock_guard lock(mutex);
+        free_slots.push_back(slot);
+        times += chunk_times;
     };
     tbb::parallel_pipeline(
-        buffer_count,
+        slots,
         tbb::make_filter<void, std::uint64_t>(tbb::filter_mode::serial_in_order,
                                               [&](tbb::flow_control& fc) -> std::uint64_t {
-                                                  if (next_chunk == chunks) {
-                                                      fc.stop();
-                                                      return 0;
-                                                  }
-                                                  const std::uint64_t c = next_chunk++;
-                                                  auto keys = keys_of(c);
-                                                  ScopedPhase phase(times.read);
-                                                  io::read_parallel(input, c * chunk * sizeof(T),
-                                                                    std::as_writable_bytes(keys));
-                                                  return c;
+                                                  if (next_chunk == chunks) fc.stop();
+                                                  return next_chunk++;
                                               }) &
-            tbb::make_filter<std::uint64_t, std::uint64_t>(
-                tbb::filter_mode::serial_in_order,
-                [&](std::uint64_t c) {
-                    auto keys = keys_of(c);
-                    ScopedPhase phase(times.sort);
-                    normalize_keys(keys, order);
-                    sorter.sort(keys);
-                    take_samples<T>(keys, 0, plan.sample_stride, runs[c].samples);
-                    return c;
-                }) &
-            tbb::make_filter<std::uint64_t, void>(tbb::filter_mode::serial_in_order, [&](std::uint64_t c) {
-                auto keys = keys_of(c);
-                ScopedPhase phase(times.write);
-                io::write_parallel(*spill, c * chunk * sizeof(T), std::as_bytes(keys));
-            }));
+            tbb::make_filter<std::uint64_t, void>(tbb::filter_mode::parallel, sort_one));
     return runs;
 }
 

@@ -18,6 +18,8 @@ public:
     explicit SortError(const std::string& message) : std::runtime_error(message) {}
 };
 
+enum class Backend { automatic, cpu, gpu };
+
 struct SortOptions {
     std::string input;
     std::string output;
@@ -25,6 +27,9 @@ struct SortOptions {
     std::optional<std::uint64_t> memory_bytes;  // default: default_memory_budget()
     std::optional<unsigned> threads;            // default: default_threads()
     std::optional<std::string> tmp_dir;         // default: OUTPUT's folder
+    Backend backend = Backend::automatic;       // automatic: the GPU when one is present
+    int device = 0;                             // which GPU
+    std::optional<std::uint64_t> device_memory_bytes;  // default: most of the GPU's free memory
     // Flush the output to disk before it is renamed into place. Always done when the
     // output replaces the input, so that a crash cannot lose the data.
     bool sync = false;

@@ -73,7 +73,7 @@ unsigned default_threads() {
     return std::max(1u, std::thread::hardware_concurrency());
 }
 
-SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets) {
+SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets, const ChunkCapacity& capacity) {
     if (budgets.memory_bytes < kMinMemoryBudget)
         throw std::invalid_argument("the memory budget must be at least 1M");
     SortPlan plan;
@@ -82,17 +82,17 @@ SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets
     plan.threads = std::max(1u, budgets.threads);
     plan.memory_bytes = budgets.memory_bytes;
 
-    // A sixteenth is kept back for the sorter's own scratch space and bookkeeping.
-    const std::uint64_t usable = budgets.memory_bytes - budgets.memory_bytes / 16;
+    const std::uint64_t usable = chunk_memory(budgets.memory_bytes);
     const std::uint64_t bytes = records * record_size;
-    plan.in_memory = bytes <= usable;
+    plan.in_memory = records <= capacity.one_slot;
     if (plan.in_memory) {
         plan.run_records = records;
         return plan;
     }
 
-    // Two run buffers: one is read while the other is sorted and written.
-    plan.run_records = std::max<std::uint64_t>(1, usable / 2 / record_size);
+    // Two chunks at once: one is read while the other is sorted and written.
+    if (capacity.per_slot_of_two == 0) throw std::invalid_argument("the sorter's memory budget holds no key");
+    plan.run_records = capacity.per_slot_of_two;
 
     // Samples of all runs take at most 1/32 of the budget (and one record in 1024 at most).
     const std::uint64_t sample_budget = std::max<std::uint64_t>(usable / 32, record_size);

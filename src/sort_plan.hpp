@@ -21,14 +21,24 @@ inline constexpr std::uint64_t kMaxMergeBuffer = std::uint64_t{16} << 20;
 // Output bytes per merge task, at least (smaller merges use fewer tasks).
 inline constexpr std::uint64_t kMinMergeSlice = std::uint64_t{4} << 20;
 
+// How many keys the chunk sorter can take at once: alone, and in each of two slots.
+struct ChunkCapacity {
+    std::uint64_t one_slot = 0;
+    std::uint64_t per_slot_of_two = 0;
+};
+
+// Host memory the chunk sorter may use for its chunks: the budget less a sixteenth kept back for
+// the sorter's own scratch space and bookkeeping.
+inline std::uint64_t chunk_memory(std::uint64_t memory_bytes) { return memory_bytes - memory_bytes / 16; }
+
 struct SortPlan {
     std::uint64_t records = 0;
     std::size_t record_size = 0;
     unsigned threads = 1;
     std::uint64_t memory_bytes = 0;
-    // The whole input is sorted as one piece in memory: no run files, no merge.
+    // The whole input is sorted as one chunk: no run files, no merge.
     bool in_memory = true;
-    // Records per sorted run (two run buffers are in memory at once, to overlap I/O).
+    // Records per sorted run (two chunks are sorted at once, to overlap I/O).
     std::uint64_t run_records = 0;
     // Every sample_stride-th record of each run is kept in memory to guide the merge's splitting.
     std::uint64_t sample_stride = 0;
@@ -45,8 +55,8 @@ struct SortPlan {
     std::uint64_t merge_slices(std::uint64_t records) const;
 };
 
-// Throws std::invalid_argument when the budget is below kMinMemoryBudget.
-SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets);
+// Throws std::invalid_argument when the budget is below kMinMemoryBudget or the sorter can take no key.
+SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets, const ChunkCapacity& capacity);
 
 // Defaults read off the machine.
 std::uint64_t default_memory_budget();  // a safe share of the memory available now

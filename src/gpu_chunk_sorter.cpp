@@ -1,0 +1,57 @@
+// GpuChunkSorter: budget from the device's free memory, ChunkIo adapted to the engine's callbacks.
+#include "src/gpu_chunk_sorter.hpp"
+
+#include "gpu/device.hpp"
+
+#include <algorithm>
+
+namespace gpusort {
+
+namespace {
+gpu::KeyMapping mapping_of(const KeyOrder& order) {
+    gpu::KeyMapping mapping;
+    switch (key_kind(order.type)) {
+    case KeyKind::unsigned_int: mapping.kind = gpu::KeyClass::unsigned_int; break;
+    case KeyKind::signed_int: mapping.kind = gpu::KeyClass::signed_int; break;
+    case KeyKind::floating: mapping.kind = gpu::KeyClass::floating; break;
+    }
+    mapping.descending = order.descending;
+    return mapping;
+}
+}  // namespace
+
+GpuChunkSorter::GpuChunkSorter(const KeyOrder& order, int device, std::optional<std::uint64_t> device_memory)
+    : engine_(device, key_width(order.type), mapping_of(order)), width_(key_width(order.type)) {
+    const gpu::DeviceInfo info = gpu::device_info(device);
+    name_ = info.name;
+    // Leave a twentieth (at least 256 MiB) of the free memory to the driver and other programs.
+    const std::uint64_t reserve = std::max<std::uint64_t>(info.free_bytes / 20, std::uint64_t{256} << 20);
+    device_memory_ = device_memory.value_or(info.free_bytes > reserve ? info.free_bytes - reserve : 0);
+}
+
+std::uint64_t GpuChunkSorter::capacity(std::size_t slots, std::uint64_t) const {
+    return engine_.capacity(slots, static_cast<std::size_t>(device_memory_));
+}
+
+void GpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys) { engine_.prepare(slots, chunk_keys); }
+
+PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) {
+    gpu::ChunkCallbacks callbacks;
+    const std::size_t width = width_;
+    callbacks.read = [&](std::uint64_t first, void* data, std::size_t count) {
+        io.read(first, std::span<std::byte>(static_cast<std::byte*>(data), count * width));
+    };
+    callbacks.write = [&](std::uint64_t first, const void* data, std::size_t count) {
+        io.write(first, std::span<const std::byte>(static_cast<const std::byte*>(data), count * width));
+    };
+    const gpu::ChunkTimes t = engine_.sort_chunk(slot, keys, restore, callbacks);
+    PhaseTimes times;
+    times.read = t.read;
+    times.copy_in = t.copy_in;
+    times.sort = t.sort;
+    times.copy_out = t.copy_out;
+    times.write = t.write;
+    return times;
+}
+
+}  // namespace gpusort

@@ -1,0 +1,32 @@
+// GpuChunkSorter: the ChunkSorter of the GPU engine (gpu::ChunkEngine) within a device-memory
+// budget. Built only when the GPU layer is.
+#pragma once
+
+#include "gpu/chunk_engine.hpp"
+#include "src/chunk_sorter.hpp"
+#include "src/key_normalization.hpp"
+
+#include <optional>
+
+namespace gpusort {
+
+class GpuChunkSorter final : public ChunkSorter {
+public:
+    // device_memory: the budget; default most of the device's free memory.
+    GpuChunkSorter(const KeyOrder& order, int device, std::optional<std::uint64_t> device_memory);
+    std::string name() const override { return name_; }
+    // Chunks live in device memory; host memory holds only fixed staging buffers.
+    std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
+    void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) override;
+
+    std::uint64_t device_memory() const { return device_memory_; }
+
+private:
+    gpu::ChunkEngine engine_;
+    std::string name_;
+    std::uint64_t device_memory_;
+    std::size_t width_;
+};
+
+}  // namespace gpusort

@@ -1,0 +1,15 @@
+// Chooses the chunk sorter for --backend: the GPU engine when asked for or, with "auto", when
+// this build has CUDA and a device is present; the CPU sorter otherwise.
+#pragma once
+
+#include "src/chunk_sorter.hpp"
+#include "src/sort_file.hpp"
+
+#include <memory>
+
+namespace gpusort {
+
+// Throws SortError when the GPU is asked for and cannot be used (saying why).
+std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, unsigned threads);
+
+}  // namespace gpusort
