@@ -28,6 +28,8 @@ public:
     virtual ~ChunkSorter() = default;
     // "cpu", or the GPU's name.
     virtual std::string name() const = 0;
+    // Whether the chunks take host memory (then the host budget bounds them).
+    virtual bool chunks_in_host_memory() const = 0;
     // The largest chunk (keys) when `slots` chunks are held at once, with host_bytes of host memory.
     virtual std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const = 0;
     // Allocates `slots` slots for chunks of up to chunk_keys keys.

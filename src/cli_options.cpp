@@ -138,6 +138,7 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"threads\": " << p.threads << ",\n"
         << "  \"run_records\": " << p.run_records << ",\n"
         << "  \"fan_in\": " << p.fan_in << ",\n"
+        << "  \"runs_in_memory\": " << (p.runs_in_memory ? "true" : "false") << ",\n"
         << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
         << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
         << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write

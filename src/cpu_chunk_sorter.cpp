@@ -19,7 +19,7 @@ std::uint64_t CpuChunkSorter::capacity(std::size_t slots, std::uint64_t host_byt
 void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys) {
     slots_.clear();
     for (std::size_t s = 0; s < slots; ++s)
-        slots_.push_back(std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(chunk_keys * width_)));
+        slots_.emplace_back(static_cast<std::size_t>(chunk_keys * width_));
 }
 
 template <class U>
@@ -34,7 +34,7 @@ void CpuChunkSorter::sort_keys(std::span<U> keys, bool restore) {
 
 PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) {
     PhaseTimes times;
-    std::span<std::byte> bytes(slots_.at(slot).get(), static_cast<std::size_t>(keys * width_));
+    std::span<std::byte> bytes(slots_.at(slot).data(), static_cast<std::size_t>(keys * width_));
     {
         ScopedPhase phase(times.read);
         io.read(0, bytes);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "src/chunk_sorter.hpp"
+#include "src/host_buffer.hpp"
 #include "src/key_normalization.hpp"
 
 #include <memory>
@@ -21,6 +22,7 @@ public:
     CpuChunkSorter(const KeyOrder& order, unsigned threads);
     ~CpuChunkSorter() override;
     std::string name() const override { return "cpu"; }
+    bool chunks_in_host_memory() const override { return true; }
     std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
     void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
     PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) override;
@@ -33,7 +35,7 @@ private:
     std::size_t width_;
     std::unique_ptr<ips4o::StdThreadPool> pool_;  // null: sort on the calling thread
     std::mutex sort_mutex_;
-    std::vector<std::unique_ptr<std::byte[]>> slots_;
+    std::vector<HostBuffer> slots_;
 };
 
 }  // namespace gpusort

@@ -16,6 +16,7 @@ public:
     GpuChunkSorter(const KeyOrder& order, int device, std::optional<std::uint64_t> device_memory);
     std::string name() const override { return name_; }
     // Chunks live in device memory; host memory holds only fixed staging buffers.
+    bool chunks_in_host_memory() const override { return false; }
     std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
     void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
     PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) override;

@@ -1,13 +1,14 @@
 // Run formation: the input is cut into chunks of plan.run_records keys; the ChunkSorter sorts
 // each (two at once, in its two slots, so one chunk is read while the other is sorted and
-// written) and its sorted, normalised keys are written to one spill file as a run, with every
-// sample_stride-th key kept in memory.
+// written) and its sorted, normalised keys become a run: in one spill file, or in one host
+// buffer when plan.runs_in_memory. Every sample_stride-th key of each run is kept in memory.
 #pragma once
 
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
 #include "src/chunk_sorter.hpp"
+#include "src/host_buffer.hpp"
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
 
@@ -26,17 +27,21 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
     const std::uint64_t chunk = plan.run_records;
     const std::uint64_t chunks = (total + chunk - 1) / chunk;
 
-    auto spill = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
-    spill->allocate(total * sizeof(T));
-
     // Runs and their sample arrays are laid out before the first chunk is read.
-    std::vector<SortedRun<T>> runs(chunks);
+    std::shared_ptr<io::File> spill;
+    std::shared_ptr<HostBuffer> memory;
+    if (plan.runs_in_memory) {
+        memory = std::make_shared<HostBuffer>(static_cast<std::size_t>(total * sizeof(T)));
+    } else {
+        spill = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
+        spill->allocate(total * sizeof(T));
+    }
+    std::vector<SortedRun<T>> runs;
     for (std::uint64_t c = 0; c < chunks; ++c) {
-        runs[c].file = spill;
-        runs[c].first = c * chunk;
-        runs[c].size = std::min(chunk, total - c * chunk);
-        runs[c].sample_stride = plan.sample_stride;
-        runs[c].samples = make_sample_vector<T>(runs[c].size, plan.sample_stride);
+        const std::uint64_t size = std::min(chunk, total - c * chunk);
+        runs.push_back(memory ? SortedRun<T>::in_memory(memory, reinterpret_cast<const T*>(memory->data()), c * chunk,
+                                                        size, plan.sample_stride)
+                              : SortedRun<T>::in_file(spill, c * chunk, size, plan.sample_stride));
     }
     const std::size_t slots = chunks > 1 ? 2 : 1;
     sorter.prepare(slots, std::min(chunk, total));
@@ -56,7 +61,10 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
         chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
             std::span<const T> keys(reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T));
             take_samples<T>(keys, first, plan.sample_stride, run.samples);
-            io::write_parallel(*spill, (run.first + first) * sizeof(T), bytes);
+            if (memory)
+                copy_parallel(memory->data() + (run.first + first) * sizeof(T), bytes);
+            else
+                io::write_parallel(*spill, (run.first + first) * sizeof(T), bytes);
         };
         std::size_t slot;
         {

@@ -173,12 +173,9 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
         std::size_t r = 0;
         for (auto [begin, count] : groups) {
             for (; r < begin; ++r) next.push_back(std::move(runs[r]));
-            SortedRun<T> merged;
-            merged.file = file;
-            merged.first = offset;
-            for (std::size_t j = begin; j < begin + count; ++j) merged.size += runs[j].size;
-            merged.sample_stride = plan.sample_stride;
-            merged.samples = make_sample_vector<T>(merged.size, plan.sample_stride);
+            std::uint64_t size = 0;
+            for (std::size_t j = begin; j < begin + count; ++j) size += runs[j].size;
+            SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, plan.sample_stride);
             MergeTarget<T> target{file.get(), offset, {}, &merged.samples, plan.sample_stride};
             merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
             offset += merged.size;

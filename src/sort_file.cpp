@@ -40,7 +40,7 @@ void sort_external(const io::File& input, const io::File& output, const SortPlan
                    ChunkSorter& sorter, const std::string& tmp_dir, SortReport& report) {
     std::vector<SortedRun<T>> runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
     report.runs = runs.size();
-    report.bytes_spilled = plan.records * sizeof(T);
+    report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * sizeof(T);
 
     ScopedPhase phase(report.times.merge);
     report.merge_passes = merge_to_fan_in<T>(runs, plan, tmp_dir, report.bytes_spilled) + 1;
@@ -74,7 +74,7 @@ SortReport sort_file(const SortOptions& options) {
     std::unique_ptr<ChunkSorter> sorter = make_chunk_sorter(options, std::max(1u, budgets.threads));
     report.backend = sorter->name();
     const std::uint64_t memory = chunk_memory(budgets.memory_bytes);
-    report.plan = plan_sort(report.records, record_size, budgets, {sorter->capacity(1, memory), sorter->capacity(2, memory)});
+    report.plan = plan_sort(report.records, record_size, budgets, {sorter->capacity(1, memory), sorter->capacity(2, memory), sorter->chunks_in_host_memory()});
     if (options.max_fan_in)
         report.plan.fan_in = std::max<std::size_t>(2, std::min(report.plan.fan_in, *options.max_fan_in));
     const SortPlan& plan = report.plan;

@@ -93,6 +93,7 @@ SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets
     // Two chunks at once: one is read while the other is sorted and written.
     if (capacity.per_slot_of_two == 0) throw std::invalid_argument("the sorter's memory budget holds no key");
     plan.run_records = capacity.per_slot_of_two;
+    plan.runs_in_memory = !capacity.uses_host_memory && bytes <= usable / 2;
 
     // Samples of all runs take at most 1/32 of the budget (and one record in 1024 at most).
     const std::uint64_t sample_budget = std::max<std::uint64_t>(usable / 32, record_size);
@@ -100,7 +101,7 @@ SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets
         round_up_pow2(std::max<std::uint64_t>(1024, (bytes + sample_budget - 1) / sample_budget));
     const std::uint64_t sample_bytes = (records / plan.sample_stride + 1) * record_size;
 
-    plan.merge_memory = usable - std::min(usable / 2, sample_bytes);
+    plan.merge_memory = usable - std::min(usable / 2, sample_bytes + (plan.runs_in_memory ? bytes : 0));
     plan.merge_tasks = plan.threads;
     // Each task holds one buffer per run plus one for its output.
     while (plan.merge_tasks > 1 && plan.merge_memory / plan.merge_tasks / kMinMergeBuffer < 3)

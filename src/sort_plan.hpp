@@ -25,6 +25,7 @@ inline constexpr std::uint64_t kMinMergeSlice = std::uint64_t{4} << 20;
 struct ChunkCapacity {
     std::uint64_t one_slot = 0;
     std::uint64_t per_slot_of_two = 0;
+    bool uses_host_memory = true;  // false: the chunks live elsewhere (the GPU's memory)
 };
 
 // Host memory the chunk sorter may use for its chunks: the budget less a sixteenth kept back for
@@ -40,6 +41,9 @@ struct SortPlan {
     bool in_memory = true;
     // Records per sorted run (two chunks are sorted at once, to overlap I/O).
     std::uint64_t run_records = 0;
+    // The sorted runs are kept in host memory rather than spilled to --tmp-dir (possible when
+    // the chunks themselves take no host memory and the data fit in half the budget).
+    bool runs_in_memory = false;
     // Every sample_stride-th record of each run is kept in memory to guide the merge's splitting.
     std::uint64_t sample_stride = 0;
     // Memory for the merge buffers of all concurrent merge tasks together.

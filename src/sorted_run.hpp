@@ -1,4 +1,4 @@
-// SortedRun: a sorted sequence of normalised keys stored in a spill file, with an in-memory
+// SortedRun: a sorted sequence of normalised keys stored in a spill file or in host memory, with an in-memory
 // sample (every stride-th key) that lets the merge find split points with few reads.
 // RunSequence is the view of one run that the multi-way selection searches.
 #pragma once
@@ -6,6 +6,7 @@
 #include "io/file.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -15,11 +16,31 @@ namespace gpusort {
 
 template <class T>
 struct SortedRun {
-    std::shared_ptr<const io::File> file;  // spill file holding the run; freed with its last run
-    std::uint64_t first = 0;               // position of the run's first key in the file (keys)
-    std::uint64_t size = 0;                // keys
+    // Keeps the run's spill file or host buffer alive; freed with the last run that uses it.
+    std::shared_ptr<const void> storage;
+    const io::File* file = nullptr;  // the run lies in this spill file ...
+    const T* memory = nullptr;       // ... or in host memory
+    std::uint64_t first = 0;         // position of the run's first key in the file or memory (keys)
+    std::uint64_t size = 0;          // keys
     std::uint64_t sample_stride = 0;
-    std::vector<T> samples;                // samples[s] == key at position s * sample_stride
+    std::vector<T> samples;          // samples[s] == key at position s * sample_stride
+
+    static SortedRun in_file(std::shared_ptr<const io::File> spill, std::uint64_t first, std::uint64_t size,
+                             std::uint64_t stride) {
+        SortedRun run;
+        run.file = spill.get();
+        run.storage = std::move(spill);
+        run.set_place(first, size, stride);
+        return run;
+    }
+    static SortedRun in_memory(std::shared_ptr<const void> buffer, const T* keys, std::uint64_t first,
+                               std::uint64_t size, std::uint64_t stride) {
+        SortedRun run;
+        run.storage = std::move(buffer);
+        run.memory = keys;
+        run.set_place(first, size, stride);
+        return run;
+    }
 
     T read_at(std::uint64_t pos) const {
         T key;
@@ -27,7 +48,18 @@ struct SortedRun {
         return key;
     }
     void read_range(std::uint64_t pos, std::span<T> out) const {
-        file->read_at((first + pos) * sizeof(T), std::as_writable_bytes(out));
+        if (memory)
+            std::memcpy(out.data(), memory + first + pos, out.size_bytes());
+        else
+            file->read_at((first + pos) * sizeof(T), std::as_writable_bytes(out));
+    }
+
+private:
+    void set_place(std::uint64_t first_key, std::uint64_t keys, std::uint64_t stride) {
+        first = first_key;
+        size = keys;
+        sample_stride = stride;
+        samples.resize((keys + stride - 1) / stride);
     }
 };
 
@@ -38,11 +70,6 @@ void take_samples(std::span<const T> keys, std::uint64_t first_pos, std::uint64_
                   std::vector<T>& samples) {
     std::uint64_t pos = (first_pos + stride - 1) / stride * stride;
     for (; pos < first_pos + keys.size(); pos += stride) samples[pos / stride] = keys[pos - first_pos];
-}
-
-template <class T>
-std::vector<T> make_sample_vector(std::uint64_t size, std::uint64_t stride) {
-    return std::vector<T>((size + stride - 1) / stride);
 }
 
 // A sorted run as the selection sees it. first_true(lo, hi, pred) returns the first position

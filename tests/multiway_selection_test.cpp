@@ -89,8 +89,7 @@ TEST(MultiwaySelection, RunsInFilesThroughSamples) {
         std::uint64_t first = 0;
         for (const auto& seq : seqs) {
             file->write_at(first * 4, std::as_bytes(std::span<const std::uint32_t>(seq)));
-            SortedRun<std::uint32_t> run{file, first, seq.size(), stride,
-                                         make_sample_vector<std::uint32_t>(seq.size(), stride)};
+            auto run = SortedRun<std::uint32_t>::in_file(file, first, seq.size(), stride);
             take_samples<std::uint32_t>(seq, 0, stride, run.samples);
             runs.push_back(run);
             first += seq.size();

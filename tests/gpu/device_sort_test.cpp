@@ -90,10 +90,10 @@ TYPED_TEST(DeviceSortTest, SmallSizes) {
     this->check_sizes(sizes, Distribution::kFewDistinct, 2);
 }
 
-// Up to 8 tiles and three merge passes: small enough to run under compute-sanitizer.
+// A few tiles and up to four merge passes: small enough to run under compute-sanitizer.
 TYPED_TEST(DeviceSortTest, FewTiles) {
-    const std::vector<std::size_t> sizes = {1000, 2047, 2048, 2049, 4095, 4096, 4097, 6000, 8191, 8193,
-                                            12289, 16383, 16385, 20000, 32767, 32769};
+    const std::vector<std::size_t> sizes = {1000,  2047,  2048,  2049,  4095,  4096,  4097,  6000,  8191,
+                                            8193,  12289, 16383, 16385, 20000, 32767, 32769, 49153, 65537};
     this->check_sizes(sizes, Distribution::kUniform, 3);
     this->check_sizes(sizes, Distribution::kFewDistinct, 4);
 }

@@ -1,0 +1,118 @@
+// The GPU backend through the library API: byte-identical to the CPU backend and to an
+// independent std::sort, for all ten key types, one-chunk sorts and sorts of dozens of chunks
+// under a tiny device budget. Skips when no GPU can be used; checks the refusal message then.
+#include "reference_order.hpp"
+#include "scratch_dir.hpp"
+#include "src/make_chunk_sorter.hpp"
+#include "src/sort_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace gpusort;
+using namespace gpusort::testing;
+
+namespace {
+
+// Empty when the GPU backend can be used, else why not.
+std::string gpu_unavailable() {
+    SortOptions options;
+    options.backend = Backend::gpu;
+    try {
+        make_chunk_sorter(options, 1);
+        return "";
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+#define SKIP_WITHOUT_GPU()                                          \
+    if (const std::string why = gpu_unavailable(); !why.empty()) { \
+        GTEST_SKIP() << why;                                        \
+    }
+
+template <class T>
+void write_keys(const std::string& path, const std::vector<T>& keys) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(keys.data()), static_cast<std::streamsize>(keys.size() * sizeof(T)));
+}
+
+template <class T>
+void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descending,
+                        std::optional<std::uint64_t> device_memory, const std::string& what,
+                        std::uint64_t min_runs = 1) {
+    ScratchDir dir;
+    write_keys(dir / "in", keys);
+    SortOptions options;
+    options.input = dir / "in";
+    options.output = dir / "gpu";
+    options.order = {type, descending};
+    options.backend = Backend::gpu;
+    options.device_memory_bytes = device_memory;
+    SortReport report = sort_file(options);
+    EXPECT_NE(report.backend, "cpu");
+    EXPECT_GE(report.runs, min_runs) << what;
+    options.output = dir / "cpu";
+    options.backend = Backend::cpu;
+    sort_file(options);
+    const std::string gpu = read_text(dir / "gpu"), cpu = read_text(dir / "cpu");
+    EXPECT_TRUE(gpu == cpu) << "GPU and CPU outputs differ: " << what;
+    const auto expected = reference_sort(keys, descending);
+    EXPECT_TRUE(gpu.size() == expected.size() * sizeof(T) &&
+                std::memcmp(gpu.data(), expected.data(), gpu.size()) == 0)
+        << "GPU output is not the reference order: " << what;
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "gpu", "cpu"})) << what;
+}
+
+}  // namespace
+
+template <class Traits>
+class GpuBackendTest : public ::testing::Test {};
+using AllKeyTypes = ::testing::Types<KeyTraits<KeyType::u8>, KeyTraits<KeyType::u16>, KeyTraits<KeyType::u32>,
+                                     KeyTraits<KeyType::u64>, KeyTraits<KeyType::i8>, KeyTraits<KeyType::i16>,
+                                     KeyTraits<KeyType::i32>, KeyTraits<KeyType::i64>, KeyTraits<KeyType::f32>,
+                                     KeyTraits<KeyType::f64>>;
+TYPED_TEST_SUITE(GpuBackendTest, AllKeyTypes);
+
+TYPED_TEST(GpuBackendTest, OneChunkEverySizeClassAndDistribution) {
+    SKIP_WITHOUT_GPU();
+    using T = typename TypeParam::type;
+    std::vector<Dist> dists = {Dist::uniform, Dist::sorted, Dist::reversed, Dist::equal, Dist::few_distinct};
+    if (std::is_floating_point_v<T>) dists.push_back(Dist::specials);
+    for (std::size_t n : {0u, 1u, 2u, 3u, 1023u, 1024u, 1025u, 4097u, 65535u, 65536u, 65537u, 1000003u})
+        for (Dist dist : dists)
+            for (bool descending : {false, true})
+                expect_gpu_matches(make_keys<T>(n, dist, n), TypeParam::key, descending, std::nullopt,
+                                   std::to_string(n) + " " + dist_name(dist) + (descending ? " desc" : ""));
+}
+
+TYPED_TEST(GpuBackendTest, DozensOfChunksUnderATinyDeviceBudget) {
+    SKIP_WITHOUT_GPU();
+    using T = typename TypeParam::type;
+    const std::size_t n = 2'000'003;
+    for (bool descending : {false, true})
+        expect_gpu_matches(make_keys<T>(n, std::is_floating_point_v<T> ? Dist::specials : Dist::uniform, 7),
+                           TypeParam::key, descending, std::uint64_t{2} << 20, "tiny device budget", 24);
+}
+
+TEST(GpuBackend, ManyChunksWithSmallPiecesAndSkewedRuns) {
+    SKIP_WITHOUT_GPU();
+    // Reversed input: every run lies wholly below the one before it.
+    expect_gpu_matches(make_keys<std::uint64_t>(3'000'001, Dist::reversed, 3), KeyType::u64, false,
+                       std::uint64_t{4} << 20, "reversed, many runs", 24);
+}
+
+TEST(GpuBackend, RefusedClearlyWhenNoGpuCanBeUsed) {
+    const std::string why = gpu_unavailable();
+    if (why.empty()) GTEST_SKIP() << "a GPU is present";
+    EXPECT_TRUE(why.find("no usable GPU") != std::string::npos || why.find("without CUDA") != std::string::npos) << why;
+    // auto falls back to the CPU.
+    ScratchDir dir;
+    write_keys(dir / "in", make_keys<std::uint32_t>(1000, Dist::uniform, 1));
+    SortOptions options;
+    options.input = dir / "in";
+    options.output = dir / "out";
+    options.order = {KeyType::u32, false};
+    EXPECT_EQ(sort_file(options).backend, "cpu");
+}
