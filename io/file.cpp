@@ -80,12 +80,12 @@ void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const
     }
 }
 
-void File::allocate(std::uint64_t size) const {
-    if (size == 0) return;
-    if (::fallocate(fd_, 0, 0, static_cast<off_t>(size)) == 0) return;
-    // Some file systems cannot reserve space; the writes then report a full disk themselves.
+bool File::allocate(std::uint64_t size) const {
+    if (size == 0) return true;
+    if (::fallocate(fd_, 0, 0, static_cast<off_t>(size)) == 0) return true;
     if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL)
         throw_errno("cannot reserve " + std::to_string(size) + " bytes for", path_, errno);
+    return false;
 }
 
 void File::truncate(std::uint64_t size) const {

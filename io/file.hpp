@@ -29,8 +29,9 @@ public:
     // Reads exactly data.size() bytes at offset; running into the end of the file is an error.
     void read_at(std::uint64_t offset, std::span<std::byte> data) const;
     void write_at(std::uint64_t offset, std::span<const std::byte> data) const;
-    // Reserves disk space for [0, size) so that a full disk shows up now, not mid-way.
-    void allocate(std::uint64_t size) const;
+    // Reserves disk space for [0, size) so that a full disk shows up now, not mid-way. Returns
+    // false when the file system cannot reserve space (the writes then report a full disk).
+    bool allocate(std::uint64_t size) const;
     void truncate(std::uint64_t size) const;
     void sync_data() const;
     void close();

@@ -13,6 +13,7 @@
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -26,10 +27,12 @@
 
 namespace gpusort {
 
-// Where a merge writes: keys [first, first + total) of `file`.
+// Where a merge writes: keys [first, first + total) of `file`, through `mapped` (the file's
+// memory map) when set.
 template <class T>
 struct MergeTarget {
     const io::File* file = nullptr;
+    std::byte* mapped = nullptr;
     std::uint64_t first = 0;
     // Applied to each full output buffer just before it is written (e.g. mapping keys back).
     std::function<void(std::span<T>)> finish;
@@ -81,7 +84,11 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
         std::span<T> keys(out, filled);
         if (target.samples) take_samples<T>(keys, written, target.sample_stride, *target.samples);
         if (target.finish) target.finish(keys);
-        target.file->write_at((target.first + written) * sizeof(T), std::as_bytes(keys));
+        const std::uint64_t offset = (target.first + written) * sizeof(T);
+        if (target.mapped)
+            std::memcpy(target.mapped + offset, keys.data(), keys.size_bytes());
+        else
+            target.file->write_at(offset, std::as_bytes(keys));
         written += filled;
         filled = 0;
     };
@@ -176,7 +183,7 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             std::uint64_t size = 0;
             for (std::size_t j = begin; j < begin + count; ++j) size += runs[j].size;
             SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, plan.sample_stride);
-            MergeTarget<T> target{file.get(), offset, {}, &merged.samples, plan.sample_stride};
+            MergeTarget<T> target{file.get(), nullptr, offset, {}, &merged.samples, plan.sample_stride};
             merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
             offset += merged.size;
             next.push_back(std::move(merged));

@@ -5,6 +5,7 @@
 
 #include "io/atomic_output_file.hpp"
 #include "io/file.hpp"
+#include "io/file_mapping.hpp"
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
 #include "src/make_chunk_sorter.hpp"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include <tbb/global_control.h>
 
@@ -20,8 +22,14 @@ namespace gpusort {
 
 namespace {
 
+// The output: its file and, when its space could be reserved, its memory map.
+struct Output {
+    const io::File& file;
+    std::byte* mapped = nullptr;
+};
+
 // One chunk: read from the input, sorted, written to the output in its raw form.
-void sort_as_one_chunk(const io::File& input, const io::File& output, const SortPlan& plan, ChunkSorter& sorter,
+void sort_as_one_chunk(const io::File& input, const Output& output, const SortPlan& plan, ChunkSorter& sorter,
                        SortReport& report) {
     sorter.prepare(1, plan.records);
     ChunkIo chunk_io;
@@ -30,13 +38,16 @@ void sort_as_one_chunk(const io::File& input, const io::File& output, const Sort
         io::read_parallel(input, first * width, bytes);
     };
     chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-        io::write_parallel(output, first * width, bytes);
+        if (output.mapped)
+            copy_parallel(output.mapped + first * width, bytes);
+        else
+            io::write_parallel(output.file, first * width, bytes);
     };
     report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
 }
 
 template <class T>
-void sort_external(const io::File& input, const io::File& output, const SortPlan& plan, const KeyOrder& order,
+void sort_external(const io::File& input, const Output& output, const SortPlan& plan, const KeyOrder& order,
                    ChunkSorter& sorter, const std::string& tmp_dir, SortReport& report) {
     std::vector<SortedRun<T>> runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
     report.runs = runs.size();
@@ -45,7 +56,8 @@ void sort_external(const io::File& input, const io::File& output, const SortPlan
     ScopedPhase phase(report.times.merge);
     report.merge_passes = merge_to_fan_in<T>(runs, plan, tmp_dir, report.bytes_spilled) + 1;
     MergeTarget<T> target;
-    target.file = &output;
+    target.file = &output.file;
+    target.mapped = output.mapped;
     if (!normalization_is_identity(order))
         target.finish = [order](std::span<T> keys) { denormalize_keys(keys, order); };
     merge_runs<T>(runs, target, plan);
@@ -86,24 +98,29 @@ SortReport sort_file(const SortOptions& options) {
     // A --tmp-dir that cannot be used is an error even when this input would not need it.
     if (options.tmp_dir) io::create_temp_file(tmp_dir);
 
-    io::AtomicOutputFile output(options.output);
-    output.file().allocate(report.bytes);
-
-    if (plan.records > 0 && plan.in_memory) {
-        report.runs = 1;
-        sort_as_one_chunk(input, output.file(), plan, *sorter, report);
-    } else if (plan.records > 0) {
-        switch (record_size) {
-        case 1: sort_external<std::uint8_t>(input, output.file(), plan, options.order, *sorter, tmp_dir, report); break;
-        case 2: sort_external<std::uint16_t>(input, output.file(), plan, options.order, *sorter, tmp_dir, report); break;
-        case 4: sort_external<std::uint32_t>(input, output.file(), plan, options.order, *sorter, tmp_dir, report); break;
-        default: sort_external<std::uint64_t>(input, output.file(), plan, options.order, *sorter, tmp_dir, report); break;
+    io::AtomicOutputFile output_file(options.output);
+    if (plan.records > 0) {
+        // Written through a memory map when the space is reserved (no page can then meet a full disk).
+        const bool reserved = output_file.file().allocate(report.bytes);
+        std::optional<io::FileMapping> mapping;
+        if (reserved) mapping.emplace(output_file.file(), report.bytes);
+        const Output output{output_file.file(), mapping ? mapping->data() : nullptr};
+        if (plan.in_memory) {
+            report.runs = 1;
+            sort_as_one_chunk(input, output, plan, *sorter, report);
+        } else {
+            switch (record_size) {
+            case 1: sort_external<std::uint8_t>(input, output, plan, options.order, *sorter, tmp_dir, report); break;
+            case 2: sort_external<std::uint16_t>(input, output, plan, options.order, *sorter, tmp_dir, report); break;
+            case 4: sort_external<std::uint32_t>(input, output, plan, options.order, *sorter, tmp_dir, report); break;
+            default: sort_external<std::uint64_t>(input, output, plan, options.order, *sorter, tmp_dir, report); break;
+            }
         }
     }
     // A file that changed size while it was read would give a wrong result: refuse to commit it.
     if (input.size() != report.bytes)
         throw SortError("'" + options.input + "' changed size while it was being sorted");
-    output.commit(options.sync || replaces_input);
+    output_file.commit(options.sync || replaces_input);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
 }

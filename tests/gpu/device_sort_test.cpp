@@ -69,13 +69,14 @@ protected:
 
     // Sorts keys of every size in `sizes`, drawn from `distribution`, with one sorter.
     void check_sizes(const std::vector<std::size_t>& sizes, Distribution distribution, std::uint64_t seed,
-                     bool keys_only = false) {
+                     bool keys_only = false, std::size_t offset = 0) {
         const std::size_t max_n = std::max<std::size_t>(1, *std::max_element(sizes.begin(), sizes.end()));
         SortChecker<Key, Payload> checker(max_n);
         for (const std::size_t n : sizes) {
             const std::vector<Key> keys = make_keys<Key>(n, distribution, seed * 1000003 + n);
-            ASSERT_TRUE(checker.check(keys, keys_only))
-                << "n=" << n << " distribution=" << distribution_name(distribution) << " seed=" << seed;
+            ASSERT_TRUE(checker.check(keys, keys_only, offset))
+                << "n=" << n << " distribution=" << distribution_name(distribution) << " seed=" << seed
+                << " offset=" << offset;
         }
     }
 };
@@ -141,6 +142,15 @@ TYPED_TEST(DeviceSortTest, AllDistributions) {
                                             kLargestSize};
     std::uint64_t seed = 100;
     for (const Distribution distribution : kAllDistributions) this->check_sizes(sizes, distribution, ++seed);
+}
+
+// Arrays that start 1, 2 or 3 elements past a 16-byte boundary (pieces of runs are copied in
+// 16-byte units where alignment allows).
+TYPED_TEST(DeviceSortTest, UnalignedArrays) {
+    const std::vector<std::size_t> sizes = {1, 5, 4097, 20001, 100003, kLargestSize - 3};
+    for (std::size_t offset = 1; offset <= 3; ++offset) {
+        this->check_sizes(sizes, Distribution::kUniform, 300 + offset, /*keys_only=*/false, offset);
+    }
 }
 
 // A payload sorter given a null payload pointer sorts the keys alone.

@@ -1,6 +1,7 @@
 // SortChecker: sorts host inputs with one DeviceSorter on the device and compares the result with
 // the host reference (std::stable_sort); payloads are the input indices, so the comparison also
-// checks stability. Guard elements past the end of the input must come back unchanged.
+// checks stability. Guard elements past the end of the input must come back unchanged. The arrays
+// may start a few elements into their allocations, to try pointers not aligned to 16 bytes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,15 +22,20 @@ template <class Key, class Payload>
 class SortChecker {
 public:
     static constexpr bool kHasPayload = !std::is_same_v<Payload, NoPayload>;
-    static constexpr std::size_t kGuard = 67;  // elements past n that a sort must leave alone
+    static constexpr std::size_t kGuard = 67;        // elements past n that a sort must leave alone
+    static constexpr std::size_t kMaxOffset = 3;     // largest start offset into the allocations
 
     explicit SortChecker(std::size_t max_n)
-        : sorter_(max_n), keys_(max_n + kGuard), payload_(kHasPayload ? max_n + kGuard : 0) {}
+        : sorter_(max_n),
+          keys_(max_n + kGuard + kMaxOffset),
+          payload_(kHasPayload ? max_n + kGuard + kMaxOffset : 0) {}
 
     // Sorts `input` on the device and compares with the reference. With keys_only, a payload sorter
     // is called with a null payload pointer and must sort the keys alone.
-    ::testing::AssertionResult check(const std::vector<Key>& input, bool keys_only = false) {
+    // The arrays start `offset` elements (at most kMaxOffset) into the allocations.
+    ::testing::AssertionResult check(const std::vector<Key>& input, bool keys_only = false, std::size_t offset = 0) {
         const std::size_t n = input.size();
+        offset_ = offset;
         const bool with_payload = kHasPayload && !keys_only;
         std::vector<Key> keys = input;
         keys.resize(n + kGuard, key_from_words<Key>(0x5a5a5a5a5a5a5a5aull, 0xa5a5a5a5a5a5a5a5ull));
@@ -40,12 +46,12 @@ public:
         copy_in(keys, payload);
         if constexpr (kHasPayload) {
             if (with_payload) {
-                sorter_.sort(keys_.data(), payload_.data(), n, stream_.get());
+                sorter_.sort(device_keys(), device_payload(), n, stream_.get());
             } else {
-                sorter_.sort(keys_.data(), nullptr, n, stream_.get());
+                sorter_.sort(device_keys(), nullptr, n, stream_.get());
             }
         } else {
-            sorter_.sort(keys_.data(), n, stream_.get());
+            sorter_.sort(device_keys(), n, stream_.get());
         }
         std::vector<Key> device_keys(n + kGuard);
         std::vector<PayloadStorage> device_payload(payload.size());
@@ -84,28 +90,32 @@ private:
     }
 
     void copy_in(const std::vector<Key>& keys, const std::vector<PayloadStorage>& payload) {
-        check_cuda(cudaMemcpyAsync(keys_.data(), keys.data(), keys.size() * sizeof(Key), cudaMemcpyHostToDevice,
+        check_cuda(cudaMemcpyAsync(device_keys(), keys.data(), keys.size() * sizeof(Key), cudaMemcpyHostToDevice,
                                    stream_.get()),
                    "copy of test keys");
         if (!payload.empty()) {
-            check_cuda(cudaMemcpyAsync(payload_.data(), payload.data(), payload.size() * sizeof(PayloadStorage),
+            check_cuda(cudaMemcpyAsync(device_payload(), payload.data(), payload.size() * sizeof(PayloadStorage),
                                        cudaMemcpyHostToDevice, stream_.get()),
                        "copy of test payload");
         }
     }
 
     void copy_out(std::vector<Key>& keys, std::vector<PayloadStorage>& payload) {
-        check_cuda(cudaMemcpyAsync(keys.data(), keys_.data(), keys.size() * sizeof(Key), cudaMemcpyDeviceToHost,
+        check_cuda(cudaMemcpyAsync(keys.data(), device_keys(), keys.size() * sizeof(Key), cudaMemcpyDeviceToHost,
                                    stream_.get()),
                    "copy of sorted keys");
         if (!payload.empty()) {
-            check_cuda(cudaMemcpyAsync(payload.data(), payload_.data(), payload.size() * sizeof(PayloadStorage),
+            check_cuda(cudaMemcpyAsync(payload.data(), device_payload(), payload.size() * sizeof(PayloadStorage),
                                        cudaMemcpyDeviceToHost, stream_.get()),
                        "copy of sorted payload");
         }
         stream_.synchronize();
     }
 
+    Key* device_keys() { return keys_.data() + offset_; }
+    PayloadStorage* device_payload() { return payload_.data() + offset_; }
+
+    std::size_t offset_ = 0;
     Stream stream_;
     DeviceSorter<Key, Payload> sorter_;
     DeviceBuffer<Key> keys_;
