@@ -16,6 +16,16 @@ FileMapping::FileMapping(const File& file, std::uint64_t size) : size_(size) {
     data_ = static_cast<std::byte*>(p);
 }
 
+bool FileMapping::populate(std::uint64_t offset, std::uint64_t length) const {
+#ifdef MADV_POPULATE_WRITE
+    return length == 0 || ::madvise(data_ + offset, length, MADV_POPULATE_WRITE) == 0;
+#else
+    (void)offset;
+    (void)length;
+    return false;
+#endif
+}
+
 FileMapping::~FileMapping() {
     if (data_) ::munmap(data_, size_);
 }

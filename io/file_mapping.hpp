@@ -19,6 +19,9 @@ public:
     FileMapping& operator=(const FileMapping&) = delete;
 
     std::byte* data() const { return data_; }
+    // Faults in [offset, offset + length) as writable pages without changing their contents, so
+    // that later writes there only copy. Returns false where the kernel cannot (before Linux 5.14).
+    bool populate(std::uint64_t offset, std::uint64_t length) const;
     std::uint64_t size() const { return size_; }
 
 private:

@@ -43,16 +43,26 @@ struct MergeTarget {
 
 namespace detail {
 
-// Merges output ranks [rank_begin, rank_end) whose parts of run i are [from[i], to[i]).
+// Read buffers one merge task needs: one per run in a file (runs in memory are read in place),
+// plus one for the output unless it is written straight into the output's memory map.
+template <class T>
+std::size_t merge_buffers(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target) {
+    std::size_t buffers = target.mapped ? 0 : 1;
+    for (const auto& run : runs) buffers += run.memory ? 0 : 1;
+    return buffers;
+}
+
+// Merges output ranks [rank_begin, ...) whose parts of run i are [from[i], to[i]).
 template <class T>
 void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
                  const std::vector<std::uint64_t>& to, std::uint64_t rank_begin,
-                 const MergeTarget<T>& target, std::span<T> workspace, std::size_t buffer_keys) {
+                 const MergeTarget<T>& target, T* workspace, std::size_t buffer_keys) {
     const std::size_t k = runs.size();
     struct Cursor {
         std::uint64_t next;  // next run position to read
         std::uint64_t end;
-        T* buffer;
+        const T* keys;       // the keys now at hand: the run itself (in memory) or a read buffer
+        T* buffer;           // the read buffer (runs in files)
         std::size_t length = 0;
         std::size_t index = 0;
     };
@@ -61,36 +71,47 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
     LoserTree<T> tree(k);
     auto refill = [&](std::size_t i) {
         Cursor& c = cursors[i];
-        c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_keys, c.end - c.next));
-        runs[i].read_range(c.next, std::span<T>(c.buffer, c.length));
+        if (runs[i].memory) {
+            c.keys = runs[i].memory + runs[i].first + c.next;
+            c.length = static_cast<std::size_t>(c.end - c.next);
+        } else {
+            c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_keys, c.end - c.next));
+            runs[i].read_range(c.next, std::span<T>(c.buffer, c.length));
+            c.keys = c.buffer;
+        }
         c.next += c.length;
         c.index = 0;
     };
+    T* next_buffer = workspace;
     for (std::size_t i = 0; i < k; ++i) {
-        cursors.push_back({from[i], to[i], workspace.data() + i * buffer_keys});
+        T* buffer = nullptr;
+        if (!runs[i].memory) {
+            buffer = next_buffer;
+            next_buffer += buffer_keys;
+        }
+        cursors.push_back({from[i], to[i], nullptr, buffer});
         if (from[i] < to[i]) {
             refill(i);
-            tree.set_head(i, cursors[i].buffer[0]);
+            tree.set_head(i, cursors[i].keys[0]);
         } else {
             tree.set_done(i);
         }
     }
     tree.build();
 
-    T* out = workspace.data() + k * buffer_keys;
-    std::size_t filled = 0;
+    // Output goes in blocks of buffer_keys: straight into the map, or through a buffer.
+    T* const mapped = target.mapped ? reinterpret_cast<T*>(target.mapped) + target.first : nullptr;
     std::uint64_t written = rank_begin;  // output rank of out[0]
+    T* out = mapped ? mapped + written : next_buffer;
+    std::size_t filled = 0;
     auto flush = [&] {
         std::span<T> keys(out, filled);
         if (target.samples) take_samples<T>(keys, written, target.sample_stride, *target.samples);
         if (target.finish) target.finish(keys);
-        const std::uint64_t offset = (target.first + written) * sizeof(T);
-        if (target.mapped)
-            std::memcpy(target.mapped + offset, keys.data(), keys.size_bytes());
-        else
-            target.file->write_at(offset, std::as_bytes(keys));
+        if (!mapped) target.file->write_at((target.first + written) * sizeof(T), std::as_bytes(keys));
         written += filled;
         filled = 0;
+        if (mapped) out = mapped + written;
     };
 
     while (!tree.all_done()) {
@@ -105,7 +126,7 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
             }
             refill(w);
         }
-        tree.replace_winner(c.buffer[c.index]);
+        tree.replace_winner(c.keys[c.index]);
     }
     if (filled > 0) flush();
 }
@@ -136,12 +157,13 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
         tbb::parallel_for(std::uint64_t{0}, slices + 1, [&](std::uint64_t s) {
             splits[s] = multiway_select<RunSequence<T>>(seqs, ranks[s]);
         });
-        tbb::enumerable_thread_specific<std::vector<T>> workspaces(
-            [&] { return std::vector<T>((k + 1) * buffer_keys); });
+        const std::size_t workspace_keys = std::max<std::size_t>(1, detail::merge_buffers<T>(runs, target)) * buffer_keys;
+        tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
+            [&] { return std::make_unique_for_overwrite<T[]>(workspace_keys); });
         tbb::parallel_for(
             tbb::blocked_range<std::uint64_t>(0, slices, 1),
             [&](const tbb::blocked_range<std::uint64_t>& range) {
-                auto& workspace = workspaces.local();
+                T* workspace = workspaces.local().get();
                 for (std::uint64_t s = range.begin(); s != range.end(); ++s)
                     detail::merge_slice<T>(runs, splits[s], splits[s + 1], ranks[s], target, workspace,
                                            buffer_keys);

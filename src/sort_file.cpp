@@ -17,6 +17,8 @@
 #include <optional>
 
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_group.h>
 
 namespace gpusort {
 
@@ -25,12 +27,28 @@ namespace {
 // The output: its file and, when its space could be reserved, its memory map.
 struct Output {
     const io::File& file;
-    std::byte* mapped = nullptr;
+    const io::FileMapping* mapping = nullptr;
+    std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
 };
 
-// One chunk: read from the input, sorted, written to the output in its raw form.
+// Faults in the output's pages from several threads, block by block, in the background.
+void populate_in_background(const io::FileMapping& mapping, tbb::task_group& group) {
+    constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
+    group.run([&mapping, kBlock] {
+        const std::uint64_t blocks = (mapping.size() + kBlock - 1) / kBlock;
+        tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
+            mapping.populate(b * kBlock, std::min(kBlock, mapping.size() - b * kBlock));
+        });
+    });
+}
+
+// One chunk: read from the input, sorted, written to the output in its raw form. When the sort
+// leaves the host's threads idle (on the GPU), the output's pages are faulted in meanwhile, so
+// that writing the sorted keys is a plain copy.
 void sort_as_one_chunk(const io::File& input, const Output& output, const SortPlan& plan, ChunkSorter& sorter,
                        SortReport& report) {
+    tbb::task_group populate;
+    if (output.mapping && !sorter.chunks_in_host_memory()) populate_in_background(*output.mapping, populate);
     sorter.prepare(1, plan.records);
     ChunkIo chunk_io;
     const std::size_t width = plan.record_size;
@@ -38,12 +56,18 @@ void sort_as_one_chunk(const io::File& input, const Output& output, const SortPl
         io::read_parallel(input, first * width, bytes);
     };
     chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-        if (output.mapped)
-            copy_parallel(output.mapped + first * width, bytes);
+        if (output.mapping)
+            copy_parallel(output.mapped() + first * width, bytes);
         else
             io::write_parallel(output.file, first * width, bytes);
     };
-    report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
+    try {
+        report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
+    } catch (...) {
+        populate.wait();
+        throw;
+    }
+    populate.wait();
 }
 
 template <class T>
@@ -57,7 +81,7 @@ void sort_external(const io::File& input, const Output& output, const SortPlan& 
     report.merge_passes = merge_to_fan_in<T>(runs, plan, tmp_dir, report.bytes_spilled) + 1;
     MergeTarget<T> target;
     target.file = &output.file;
-    target.mapped = output.mapped;
+    target.mapped = output.mapped();
     if (!normalization_is_identity(order))
         target.finish = [order](std::span<T> keys) { denormalize_keys(keys, order); };
     merge_runs<T>(runs, target, plan);
@@ -104,7 +128,7 @@ SortReport sort_file(const SortOptions& options) {
         const bool reserved = output_file.file().allocate(report.bytes);
         std::optional<io::FileMapping> mapping;
         if (reserved) mapping.emplace(output_file.file(), report.bytes);
-        const Output output{output_file.file(), mapping ? mapping->data() : nullptr};
+        const Output output{output_file.file(), mapping ? &*mapping : nullptr};
         if (plan.in_memory) {
             report.runs = 1;
             sort_as_one_chunk(input, output, plan, *sorter, report);

@@ -16,8 +16,8 @@ struct Budgets {
 inline constexpr std::uint64_t kMinMemoryBudget = std::uint64_t{1} << 20;
 // A merge reads each run through a buffer at least this large.
 inline constexpr std::uint64_t kMinMergeBuffer = std::uint64_t{64} << 10;
-// ... and at most this large: beyond it larger reads gain nothing.
-inline constexpr std::uint64_t kMaxMergeBuffer = std::uint64_t{16} << 20;
+// ... and at most this large: beyond it larger reads gain little, and every task has its own.
+inline constexpr std::uint64_t kMaxMergeBuffer = std::uint64_t{4} << 20;
 // Output bytes per merge task, at least (smaller merges use fewer tasks).
 inline constexpr std::uint64_t kMinMergeSlice = std::uint64_t{4} << 20;
 

@@ -52,8 +52,8 @@ void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descendin
     options.device_memory_bytes = device_memory;
     SortReport report = sort_file(options);
     EXPECT_NE(report.backend, "cpu");
-    EXPECT_EQ(report.runs, (keys.size() + report.plan.run_records - 1) / std::max<std::uint64_t>(report.plan.run_records, 1))
-        << what;
+    const std::uint64_t per_run = std::max<std::uint64_t>(report.plan.run_records, 1);
+    EXPECT_EQ(report.runs, (keys.size() + per_run - 1) / per_run) << what;
     EXPECT_GE(report.runs, min_runs) << what;
     options.output = dir / "cpu";
     options.backend = Backend::cpu;
