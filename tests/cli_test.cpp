@@ -98,7 +98,9 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
     write_text(tmp / "unrelated", "stays");
     // 4 Mi keys = 32 MiB with a 1 MiB budget: about 70 runs, more than one merge can take.
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "4M", "--seed", "9", dir / "in"}, dir).status, 0);
-    Result r = sort_cli({"--memory", "1M", "--tmp-dir", tmp.path(), "--stats", dir / "stats.json", dir / "in", dir / "out"}, dir);
+    Result r = sort_cli({"--backend", "cpu", "--memory", "1M", "--tmp-dir", tmp.path(), "--stats", dir / "stats.json",
+                         dir / "in", dir / "out"},
+                        dir);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(tmp.entries(), (std::set<std::string>{"unrelated"}));
     const std::string stats = read_text(dir / "stats.json");
@@ -112,7 +114,7 @@ TEST(Cli, SortsInPlace) {
     ScratchDir dir;
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i64", "--count", "200000", dir / "data"}, dir).status, 0);
     auto original = read_keys<std::int64_t>(dir / "data");
-    Result r = sort_cli({"--type", "i64", "--memory", "1M", dir / "data", dir / "data"}, dir);
+    Result r = sort_cli({"--type", "i64", "--backend", "cpu", "--memory", "1M", dir / "data", dir / "data"}, dir);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(same_bytes(read_keys<std::int64_t>(dir / "data"), reference_sort(original, false)));
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"data"}));
