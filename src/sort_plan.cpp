@@ -91,7 +91,8 @@ SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets
     }
 
     // Two chunks at once: one is read while the other is sorted and written.
-    if (capacity.per_slot_of_two == 0) throw std::invalid_argument("the sorter's memory budget holds no key");
+    if (capacity.per_slot_of_two == 0)
+        throw std::invalid_argument("the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
     plan.run_records = capacity.per_slot_of_two;
     plan.runs_in_memory = !capacity.uses_host_memory && bytes <= usable / 2;
 

@@ -118,3 +118,18 @@ TEST(GpuBackend, RefusedClearlyWhenNoGpuCanBeUsed) {
     options.order = {KeyType::u32, false};
     EXPECT_EQ(sort_file(options).backend, "cpu");
 }
+
+TEST(GpuBackend, DeviceOutOfMemoryIsAOneLineError) {
+    SKIP_WITHOUT_GPU();
+    SortOptions options;
+    options.order = {KeyType::u64, false};
+    options.backend = Backend::gpu;
+    auto sorter = make_chunk_sorter(options, 1);
+    try {
+        sorter->prepare(1, std::uint64_t{1} << 40);  // 8 TiB of keys: more than any device has
+        FAIL() << "no error";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+}
