@@ -49,7 +49,6 @@ void sort_as_one_chunk(const io::File& input, const Output& output, const SortPl
                        SortReport& report) {
     tbb::task_group populate;
     if (output.mapping && !sorter.chunks_in_host_memory()) populate_in_background(*output.mapping, populate);
-    sorter.prepare(1, plan.records);
     ChunkIo chunk_io;
     const std::size_t width = plan.record_size;
     chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
@@ -62,6 +61,7 @@ void sort_as_one_chunk(const io::File& input, const Output& output, const SortPl
             io::write_parallel(output.file, first * width, bytes);
     };
     try {
+        sorter.prepare(1, plan.records);
         report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
     } catch (...) {
         populate.wait();
