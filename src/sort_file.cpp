@@ -31,24 +31,34 @@ struct Output {
     std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
 };
 
-// Faults in the output's pages from several threads, block by block, in the background.
-void populate_in_background(const io::FileMapping& mapping, tbb::task_group& group) {
-    constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
-    group.run([&mapping, kBlock] {
-        const std::uint64_t blocks = (mapping.size() + kBlock - 1) / kBlock;
-        tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
-            mapping.populate(b * kBlock, std::min(kBlock, mapping.size() - b * kBlock));
+// While the chunks are sorted on the GPU the host's threads are mostly idle: they fault in the
+// output's pages meanwhile (without changing them), so that writing the output later is a plain
+// copy. Waits for that work when it goes out of scope, an exception included.
+class OutputPrefault {
+public:
+    OutputPrefault(const Output& output, const ChunkSorter& sorter) {
+        if (!output.mapping || sorter.chunks_in_host_memory()) return;
+        const io::FileMapping& mapping = *output.mapping;
+        group_.run([&mapping] {
+            constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
+            const std::uint64_t blocks = (mapping.size() + kBlock - 1) / kBlock;
+            tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
+                mapping.populate(b * kBlock, std::min(kBlock, mapping.size() - b * kBlock));
+            });
         });
-    });
-}
+    }
+    ~OutputPrefault() { group_.wait(); }
+    OutputPrefault(const OutputPrefault&) = delete;
+    OutputPrefault& operator=(const OutputPrefault&) = delete;
 
-// One chunk: read from the input, sorted, written to the output in its raw form. When the sort
-// leaves the host's threads idle (on the GPU), the output's pages are faulted in meanwhile, so
-// that writing the sorted keys is a plain copy.
+private:
+    tbb::task_group group_;
+};
+
+// One chunk: read from the input, sorted, written to the output in its raw form.
 void sort_as_one_chunk(const io::File& input, const Output& output, const SortPlan& plan, ChunkSorter& sorter,
                        SortReport& report) {
-    tbb::task_group populate;
-    if (output.mapping && !sorter.chunks_in_host_memory()) populate_in_background(*output.mapping, populate);
+    OutputPrefault prefault(output, sorter);
     ChunkIo chunk_io;
     const std::size_t width = plan.record_size;
     chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
@@ -60,20 +70,18 @@ void sort_as_one_chunk(const io::File& input, const Output& output, const SortPl
         else
             io::write_parallel(output.file, first * width, bytes);
     };
-    try {
-        sorter.prepare(1, plan.records);
-        report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
-    } catch (...) {
-        populate.wait();
-        throw;
-    }
-    populate.wait();
+    sorter.prepare(1, plan.records);
+    report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
 }
 
 template <class T>
 void sort_external(const io::File& input, const Output& output, const SortPlan& plan, const KeyOrder& order,
                    ChunkSorter& sorter, const std::string& tmp_dir, SortReport& report) {
-    std::vector<SortedRun<T>> runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
+    std::vector<SortedRun<T>> runs;
+    {
+        OutputPrefault prefault(output, sorter);
+        runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
+    }
     report.runs = runs.size();
     report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * sizeof(T);
 
