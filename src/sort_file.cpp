@@ -31,7 +31,7 @@ struct Output {
     std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
 };
 
-// While the chunks are sorted on the GPU the host's threads are mostly idle: they fault in the
+// While a one-chunk sort runs on the GPU the host's threads are mostly idle: they fault in the
 // output's pages meanwhile (without changing them), so that writing the output later is a plain
 // copy. Waits for that work when it goes out of scope, an exception included.
 class OutputPrefault {
@@ -77,11 +77,9 @@ void sort_as_one_chunk(const io::File& input, const Output& output, const SortPl
 template <class T>
 void sort_external(const io::File& input, const Output& output, const SortPlan& plan, const KeyOrder& order,
                    ChunkSorter& sorter, const std::string& tmp_dir, SortReport& report) {
-    std::vector<SortedRun<T>> runs;
-    {
-        OutputPrefault prefault(output, sorter);
-        runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
-    }
+    // No OutputPrefault here: during run formation the host's threads are busy with the runs, and
+    // faulting in the output then slowed the whole sort down on the GPU machine.
+    std::vector<SortedRun<T>> runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
     report.runs = runs.size();
     report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * sizeof(T);
 
