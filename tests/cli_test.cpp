@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
+#include <random>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,4 +224,66 @@ TEST(Tools, CheckFindsDisorderAndMissingRecords) {
     EXPECT_NE(disorder.out.find("record 2"), std::string::npos) << disorder.out;
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "changed"}, dir).status, 1);
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--descending", dir / "sorted"}, dir).status, 1);
+}
+
+TEST(Tools, GenWritesGensortRecordsThatSayWhereTheyCameFrom) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "5000", "--seed", "3", dir / "a"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "5000", "--seed", "3", dir / "b"}, dir).status, 0);
+    const std::string a = read_text(dir / "a");
+    ASSERT_EQ(a.size(), 500000u);
+    EXPECT_EQ(a, read_text(dir / "b"));
+    std::set<std::string> keys;
+    for (std::uint64_t i = 0; i < 5000; ++i) {
+        std::uint64_t index;
+        std::memcpy(&index, a.data() + i * 100 + 10, 8);
+        ASSERT_EQ(index, i);
+        keys.insert(a.substr(i * 100, 10));
+    }
+    EXPECT_GT(keys.size(), 4990u);  // uniformly random 10-byte keys hardly ever repeat
+    EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--type", "u32", "--count", "5", dir / "c"}, dir).status, 0);
+}
+
+TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "3000", dir / "in"}, dir).status, 0);
+    std::string data = read_text(dir / "in");
+    std::vector<std::string> records;
+    for (std::size_t i = 0; i < 3000; ++i) records.push_back(data.substr(i * 100, 100));
+    std::stable_sort(records.begin(), records.end(),
+                     [](const std::string& x, const std::string& y) { return x.compare(0, 10, y, 0, 10) < 0; });
+    std::string sorted;
+    for (const auto& r : records) sorted += r;
+    write_text(dir / "sorted", sorted);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "sorted"}, dir).status, 0);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "0:bytes:10", "--record-size", "100", dir / "sorted"}, dir).status, 0);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", dir / "in"}, dir).status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", dir / "sorted"}, dir).status, 1);
+    std::string changed = sorted;
+    changed[50] ^= 1;  // a payload byte: order intact, records no longer the same
+    write_text(dir / "changed", changed);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "changed"}, dir).status, 1);
+
+    // 13-byte records ordered by a big-endian u32 at offset 3, then a descending i16 at offset 0.
+    std::vector<std::array<unsigned char, 13>> recs(2000);
+    std::mt19937 rng(4);
+    for (auto& r : recs)
+        for (auto& b : r) b = static_cast<unsigned char>(rng() % 3);
+    auto field_u32 = [](const std::array<unsigned char, 13>& r) {
+        return (std::uint32_t(r[3]) << 24) | (std::uint32_t(r[4]) << 16) | (std::uint32_t(r[5]) << 8) | r[6];
+    };
+    auto field_i16 = [](const std::array<unsigned char, 13>& r) { return std::int16_t(r[0] | (r[1] << 8)); };
+    std::sort(recs.begin(), recs.end(), [&](const auto& x, const auto& y) {
+        if (field_u32(x) != field_u32(y)) return field_u32(x) < field_u32(y);
+        return field_i16(x) > field_i16(y);
+    });
+    write_text(dir / "recs", std::string(reinterpret_cast<const char*>(recs.data()), recs.size() * 13));
+    const std::vector<std::string> spec = {"--key", "3:u32:be", "--key", "0:i16:desc", "--record-size", "13"};
+    std::vector<std::string> args = spec;
+    args.push_back(dir / "recs");
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 0);
+    std::swap(recs[10], recs[1990]);
+    write_text(dir / "recs", std::string(reinterpret_cast<const char*>(recs.data()), recs.size() * 13));
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "12:u32", "--record-size", "13", dir / "recs"}, dir).status, 2);
 }

@@ -2,8 +2,7 @@
 // ORIGINAL: same count and the same order-independent checksum); otherwise prints the index of
 // the first record out of order, or what differs, and exits 1. Exit 2: bad usage or I/O error.
 #include "io/file.hpp"
-#include "src/key_normalization.hpp"
-#include "src/key_type.hpp"
+#include "src/key_spec.hpp"
 #include "tools/record_hash.hpp"
 
 #include <boost/program_options.hpp>
@@ -34,22 +33,42 @@ void for_each_block(const std::string& path, std::size_t record_size, Visit visi
     }
 }
 
-std::uint64_t normalized_key(std::span<const std::byte> record, const KeyOrder& order) {
-    const KeyKind kind = key_kind(order.type);
-    switch (record.size()) {
-    case 1: { std::uint8_t v; std::memcpy(&v, record.data(), 1); return to_normalized(v, kind, order.descending); }
-    case 2: { std::uint16_t v; std::memcpy(&v, record.data(), 2); return to_normalized(v, kind, order.descending); }
-    case 4: { std::uint32_t v; std::memcpy(&v, record.data(), 4); return to_normalized(v, kind, order.descending); }
-    default: { std::uint64_t v; std::memcpy(&v, record.data(), 8); return to_normalized(v, kind, order.descending); }
+// The key spec from --format, --key or --type, with --record-size and --descending applied.
+KeySpec key_spec_of(const po::variables_map& vm) {
+    KeySpec spec;
+    const bool has_format = vm.count("format") > 0, has_keys = vm.count("key") > 0;
+    if (has_format + has_keys + !vm["type"].defaulted() > 1)
+        throw std::invalid_argument("--type, --key and --format exclude each other");
+    if (has_format) {
+        if (vm["format"].as<std::string>() != "gensort")
+            throw std::invalid_argument("unknown --format '" + vm["format"].as<std::string>() + "' (only gensort)");
+        spec = gensort_key();
+    } else if (has_keys) {
+        if (!vm.count("record-size")) throw std::invalid_argument("--key needs --record-size");
+        for (const auto& text : vm["key"].as<std::vector<std::string>>()) spec.fields.push_back(parse_key_field(text));
+    } else {
+        auto type = parse_key_type(vm["type"].as<std::string>());
+        if (!type) throw std::invalid_argument("unknown --type '" + vm["type"].as<std::string>() + "'");
+        spec = whole_record_key(*type, false);
     }
+    if (vm.count("record-size")) spec.record_size = vm["record-size"].as<std::size_t>();
+    if (vm.count("descending"))
+        for (auto& field : spec.fields) field.descending = !field.descending;
+    spec.validate();
+    return spec;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    po::options_description visible("Usage: gpusort-check [--type T] [--descending] [--input ORIGINAL] FILE\nOptions");
+    po::options_description visible(
+        "Usage: gpusort-check [--type T | --key SPEC... | --format gensort] [--record-size N] [--descending]\n"
+        "                     [--input ORIGINAL] FILE\nOptions");
     visible.add_options()
-        ("type", po::value<std::string>()->default_value("u64"), "key type: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
+        ("type", po::value<std::string>()->default_value("u64"), "every record is one key: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
+        ("key", po::value<std::vector<std::string>>(), "OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc]; repeatable, first most significant")
+        ("record-size", po::value<std::size_t>(), "bytes per record (default: the key type's width; needed with --key)")
+        ("format", po::value<std::string>(), "gensort: 100-byte records, 10-byte key at offset 0")
         ("descending", "FILE should be in descending order")
         ("input", po::value<std::string>(), "ORIGINAL: FILE must hold exactly its records")
         ("help,h", "show this help");
@@ -66,25 +85,23 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (!vm.count("file")) throw std::invalid_argument("expected FILE");
-        KeyOrder order;
-        auto type = parse_key_type(vm["type"].as<std::string>());
-        if (!type) throw std::invalid_argument("unknown --type '" + vm["type"].as<std::string>() + "'");
-        order.type = *type;
-        order.descending = vm.count("descending") > 0;
-        const std::size_t record_size = key_width(order.type);
+        const KeySpec spec = key_spec_of(vm);
+        const std::size_t record_size = spec.record_size;
+        const std::size_t key_bytes = spec.normalized_bytes();
         const std::string path = vm["file"].as<std::string>();
 
         tools::MultisetChecksum sorted_sum;
         bool have_previous = false;
-        std::uint64_t previous = 0;
+        std::vector<std::byte> previous(key_bytes), key(key_bytes);
         std::uint64_t first_bad = ~0ULL;
         for_each_block(path, record_size, [&](std::span<const std::byte> block, std::uint64_t first) {
             for (std::size_t i = 0; i * record_size < block.size(); ++i) {
                 auto record = block.subspan(i * record_size, record_size);
                 sorted_sum.add(record);
-                const std::uint64_t key = normalized_key(record, order);
-                if (have_previous && key < previous && first_bad == ~0ULL) first_bad = first + i;
-                previous = key;
+                normalize_record_key(spec, record.data(), key.data());
+                if (have_previous && first_bad == ~0ULL && std::memcmp(key.data(), previous.data(), key_bytes) < 0)
+                    first_bad = first + i;
+                previous.swap(key);
                 have_previous = true;
             }
         });

@@ -1,6 +1,6 @@
-// gpusort-gen: writes test data, N keys of one type drawn from a distribution. Every key is a
-// function of (seed, index) alone, so the same seed gives the same bytes, on any machine and
-// with any number of threads.
+// gpusort-gen: writes test data, N keys of one type drawn from a distribution, or N Sort
+// Benchmark style records (--format gensort). Every record is a function of (seed, index) alone,
+// so the same seed gives the same bytes, on any machine and with any number of threads.
 #include "src/key_normalization.hpp"
 #include "src/key_type.hpp"
 #include "src/mul_div.hpp"
@@ -145,6 +145,25 @@ struct Generator {
     }
 };
 
+// --format gensort: 100-byte records. Bytes 0-9 are the key: the first 8 are a u64 of the
+// distribution written big-endian (so memcmp order follows it), the last 2 random (zero for
+// `equal` and `few-unique`, so that equal keys are equal). Bytes 10-17 hold the record's index
+// (little-endian) and 18-99 a printable pattern derived from it, so every record is unique and
+// says where it came from.
+constexpr std::size_t kGensortRecord = 100;
+
+void gensort_record(const Generator& gen, std::uint64_t index, unsigned char* record) {
+    const std::uint64_t key = gen.value(index);
+    for (int b = 0; b < 8; ++b) record[b] = static_cast<unsigned char>(key >> (56 - 8 * b));
+    const bool repeats = gen.dist == Dist::equal || gen.dist == Dist::few_unique;
+    const std::uint64_t tail = repeats ? 0 : gen.random(index, 9);
+    record[8] = static_cast<unsigned char>(tail);
+    record[9] = static_cast<unsigned char>(tail >> 8);
+    std::memcpy(record + 10, &index, 8);
+    for (std::size_t i = 18; i < kGensortRecord; ++i)
+        record[i] = static_cast<unsigned char>('A' + (index + i) % 26);
+}
+
 void write_all(int fd, const std::string& name, const unsigned char* data, std::size_t size) {
     while (size > 0) {
         ssize_t n = ::write(fd, data, size);
@@ -158,9 +177,11 @@ void write_all(int fd, const std::string& name, const unsigned char* data, std::
 }  // namespace
 
 int main(int argc, char** argv) {
-    po::options_description visible("Usage: gpusort-gen [--type T] --count N [--dist D] [--seed S] [--special] OUTPUT\nOptions");
+    po::options_description visible(
+        "Usage: gpusort-gen [--type T | --format gensort] --count N [--dist D] [--seed S] [--special] OUTPUT\nOptions");
     visible.add_options()
         ("type", po::value<std::string>()->default_value("u64"), "key type: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
+        ("format", po::value<std::string>(), "gensort: 100-byte records with a 10-byte binary key (see the source for the layout)")
         ("count", po::value<std::string>(), "number of keys (suffixes K, M, G allowed: powers of 1024)")
         ("dist", po::value<std::string>()->default_value("uniform"),
          "uniform, sorted, reversed, equal, few-unique, nearly-sorted, zipf, normal")
@@ -193,20 +214,31 @@ int main(int argc, char** argv) {
         if (!found) throw std::invalid_argument("unknown --dist '" + vm["dist"].as<std::string>() + "'");
         gen.seed = vm["seed"].as<std::uint64_t>();
         gen.special = vm.count("special") > 0;
+        const bool gensort = vm.count("format") > 0;
+        if (gensort) {
+            if (vm["format"].as<std::string>() != "gensort")
+                throw std::invalid_argument("unknown --format '" + vm["format"].as<std::string>() + "' (only gensort)");
+            if (!vm["type"].defaulted()) throw std::invalid_argument("--format gensort and --type exclude each other");
+            gen.type = KeyType::u64;
+        }
         if (gen.special && key_kind(gen.type) != KeyKind::floating)
             throw std::invalid_argument("--special needs a float --type (f32 or f64)");
 
         const std::string output = vm["output"].as<std::string>();
         int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd < 0) throw std::runtime_error("cannot create '" + output + "': " + std::strerror(errno));
-        const std::size_t width = key_width(gen.type);
+        const std::size_t width = gensort ? kGensortRecord : key_width(gen.type);
         constexpr std::uint64_t kBlock = 1 << 20;
         std::vector<unsigned char> block(kBlock * width);
         for (std::uint64_t first = 0; first < gen.count; first += kBlock) {
             const std::uint64_t n = std::min(kBlock, gen.count - first);
             tbb::parallel_for(std::uint64_t{0}, n, [&](std::uint64_t i) {
-                const std::uint64_t raw = gen.value(first + i);
-                std::memcpy(block.data() + i * width, &raw, width);  // little-endian: low bytes first
+                if (gensort) {
+                    gensort_record(gen, first + i, block.data() + i * width);
+                } else {
+                    const std::uint64_t raw = gen.value(first + i);
+                    std::memcpy(block.data() + i * width, &raw, width);  // little-endian: low bytes first
+                }
             });
             write_all(fd, output, block.data(), n * width);
         }
