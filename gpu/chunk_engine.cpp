@@ -73,7 +73,8 @@ void ChunkEngine::prepare(std::size_t slots, std::uint64_t chunk_keys) {
     }
 }
 
-ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, bool restore, const ChunkCallbacks& io) {
+ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, bool normalized, bool restore,
+                                   const ChunkCallbacks& io) {
     ChunkTimes times;
     if (keys == 0) return times;
     if (slot_index >= slots_.size() || keys > chunk_keys_)
@@ -102,7 +103,8 @@ ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, b
     times.read = seconds_since(read_start);
     slot.marks[1].record(stream);
 
-    map_to_sort_keys(raw, slot.keys.data(), n, key_width_, mapping_, stream);
+    // Keys that come in normalised are only widened: the identity mapping of unsigned keys.
+    map_to_sort_keys(raw, slot.keys.data(), n, key_width_, normalized ? KeyMapping{} : mapping_, stream);
     if (auto* s32 = std::get_if<DeviceSorter<std::uint32_t>>(&slot.sorter))
         s32->sort(reinterpret_cast<std::uint32_t*>(slot.keys.data()), n, stream);
     else

@@ -54,10 +54,11 @@ public:
 
     // Allocates `slots` slots for chunks of up to chunk_keys keys. Throws GpuError.
     void prepare(std::size_t slots, std::uint64_t chunk_keys);
-    // Sorts a chunk of `keys` keys in `slot`; `restore` maps the keys back to their raw form,
-    // otherwise the output holds normalised keys of the raw width. Blocks until the last piece
-    // was written. Slots may be used from different threads at once; one chunk per slot at a time.
-    ChunkTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkCallbacks& io);
+    // Sorts a chunk of `keys` keys in `slot`. `normalized`: the keys come in already normalised
+    // (of the raw width); `restore`: they go out in their raw form, else normalised. Blocks until
+    // the last piece was written. Slots may be used from different threads at once; one chunk per
+    // slot at a time.
+    ChunkTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool normalized, bool restore, const ChunkCallbacks& io);
 
 private:
     struct Slot;

@@ -18,6 +18,15 @@
 
 namespace gpusort {
 
+// What a chunk's keys are on the way in and on the way out.
+enum class ChunkForm {
+    raw_to_raw,         // the whole input as one chunk, straight into the output
+    raw_to_normalized,  // a chunk of the input that becomes a run
+    normalized_to_raw,  // a slice of the runs (already normalised) that goes into the output
+};
+inline bool input_is_normalized(ChunkForm form) { return form == ChunkForm::normalized_to_raw; }
+inline bool output_is_raw(ChunkForm form) { return form != ChunkForm::raw_to_normalized; }
+
 struct ChunkIo {
     std::function<void(std::uint64_t first, std::span<std::byte> bytes)> read;
     std::function<void(std::uint64_t first, std::span<const std::byte> bytes)> write;
@@ -34,9 +43,8 @@ public:
     virtual std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const = 0;
     // Allocates `slots` slots for chunks of up to chunk_keys keys.
     virtual void prepare(std::size_t slots, std::uint64_t chunk_keys) = 0;
-    // Sorts one chunk of `keys` keys in `slot`. restore: the written keys are in their raw form
-    // (the chunk is the whole output); otherwise they stay normalised (a run to be merged).
-    virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) = 0;
+    // Sorts one chunk of `keys` keys in `slot`, taking and giving keys in the given forms.
+    virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) = 0;
 };
 
 }  // namespace gpusort

@@ -23,16 +23,16 @@ void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys) {
 }
 
 template <class U>
-void CpuChunkSorter::sort_keys(std::span<U> keys, bool restore) {
-    normalize_keys(keys, order_);
+void CpuChunkSorter::sort_keys(std::span<U> keys, ChunkForm form) {
+    if (!input_is_normalized(form)) normalize_keys(keys, order_);
     if (pool_)
         ips4o::parallel::sort(keys.data(), keys.data() + keys.size(), std::less<>(), *pool_);
     else
         ips4o::sort(keys.data(), keys.data() + keys.size(), std::less<>());
-    if (restore) denormalize_keys(keys, order_);
+    if (output_is_raw(form)) denormalize_keys(keys, order_);
 }
 
-PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) {
+PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) {
     PhaseTimes times;
     std::span<std::byte> bytes(slots_.at(slot).data(), static_cast<std::size_t>(keys * width_));
     {
@@ -45,10 +45,10 @@ PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, bool
         void* data = bytes.data();
         const std::size_t n = static_cast<std::size_t>(keys);
         switch (width_) {
-        case 1: sort_keys(std::span(static_cast<std::uint8_t*>(data), n), restore); break;
-        case 2: sort_keys(std::span(static_cast<std::uint16_t*>(data), n), restore); break;
-        case 4: sort_keys(std::span(static_cast<std::uint32_t*>(data), n), restore); break;
-        default: sort_keys(std::span(static_cast<std::uint64_t*>(data), n), restore); break;
+        case 1: sort_keys(std::span(static_cast<std::uint8_t*>(data), n), form); break;
+        case 2: sort_keys(std::span(static_cast<std::uint16_t*>(data), n), form); break;
+        case 4: sort_keys(std::span(static_cast<std::uint32_t*>(data), n), form); break;
+        default: sort_keys(std::span(static_cast<std::uint64_t*>(data), n), form); break;
         }
     }
     ScopedPhase phase(times.write);

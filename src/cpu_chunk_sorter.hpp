@@ -25,11 +25,11 @@ public:
     bool chunks_in_host_memory() const override { return true; }
     std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
     void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
-    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
 
 private:
     template <class U>
-    void sort_keys(std::span<U> keys, bool restore);
+    void sort_keys(std::span<U> keys, ChunkForm form);
 
     KeyOrder order_;
     std::size_t width_;

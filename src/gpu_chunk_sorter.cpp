@@ -35,7 +35,7 @@ std::uint64_t GpuChunkSorter::capacity(std::size_t slots, std::uint64_t) const {
 
 void GpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys) { engine_.prepare(slots, chunk_keys); }
 
-PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) {
+PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) {
     gpu::ChunkCallbacks callbacks;
     const std::size_t width = width_;
     callbacks.read = [&](std::uint64_t first, void* data, std::size_t count) {
@@ -44,7 +44,8 @@ PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, bool
     callbacks.write = [&](std::uint64_t first, const void* data, std::size_t count) {
         io.write(first, std::span<const std::byte>(static_cast<const std::byte*>(data), count * width));
     };
-    const gpu::ChunkTimes t = engine_.sort_chunk(slot, keys, restore, callbacks);
+    const gpu::ChunkTimes t =
+        engine_.sort_chunk(slot, keys, input_is_normalized(form), output_is_raw(form), callbacks);
     PhaseTimes times;
     times.read = t.read;
     times.copy_in = t.copy_in;

@@ -19,7 +19,7 @@ public:
     bool chunks_in_host_memory() const override { return false; }
     std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
     void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
-    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
 
     std::uint64_t device_memory() const { return device_memory_; }
 

@@ -9,6 +9,7 @@
 #include "io/temp_file.hpp"
 #include "src/chunk_sorter.hpp"
 #include "src/host_buffer.hpp"
+#include "src/slot_pipeline.hpp"
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
 
@@ -16,7 +17,6 @@
 #include <mutex>
 #include <vector>
 
-#include <tbb/parallel_pipeline.h>
 
 namespace gpusort {
 
@@ -46,13 +46,8 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
     const std::size_t slots = chunks > 1 ? 2 : 1;
     sorter.prepare(slots, std::min(chunk, total));
 
-    // Chunks may finish out of order, so each takes whichever slot is free (one always is: no more
-    // chunks are in flight than there are slots).
-    std::mutex mutex;
-    std::vector<std::size_t> free_slots;
-    for (std::size_t s = 0; s < slots; ++s) free_slots.push_back(s);
-    std::uint64_t next_chunk = 0;
-    auto sort_one = [&](std::uint64_t c) {
+    std::mutex times_mutex;
+    run_in_slots(chunks, slots, [&](std::uint64_t c, std::size_t slot) {
         SortedRun<T>& run = runs[c];
         ChunkIo chunk_io;
         chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
@@ -66,25 +61,10 @@ std::vector<SortedRun<T>> form_runs(const io::File& input, const SortPlan& plan,
             else
                 io::write_parallel(*spill, (run.first + first) * sizeof(T), bytes);
         };
-        std::size_t slot;
-        {
-            std::lock_guard lock(mutex);
-            slot = free_slots.back();
-            free_slots.pop_back();
-        }
-        const PhaseTimes chunk_times = sorter.sort_chunk(slot, run.size, false, chunk_io);
-        std::lock_guard lock(mutex);
-        free_slots.push_back(slot);
+        const PhaseTimes chunk_times = sorter.sort_chunk(slot, run.size, ChunkForm::raw_to_normalized, chunk_io);
+        std::lock_guard lock(times_mutex);
         times += chunk_times;
-    };
-    tbb::parallel_pipeline(
-        slots,
-        tbb::make_filter<void, std::uint64_t>(tbb::filter_mode::serial_in_order,
-                                              [&](tbb::flow_control& fc) -> std::uint64_t {
-                                                  if (next_chunk == chunks) fc.stop();
-                                                  return next_chunk++;
-                                              }) &
-            tbb::make_filter<std::uint64_t, void>(tbb::filter_mode::parallel, sort_one));
+    });
     return runs;
 }
 

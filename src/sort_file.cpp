@@ -11,6 +11,7 @@
 #include "src/make_chunk_sorter.hpp"
 #include "src/run_formation.hpp"
 #include "src/run_merge.hpp"
+#include "src/slice_merge.hpp"
 
 #include <chrono>
 #include <memory>
@@ -29,6 +30,12 @@ struct Output {
     const io::File& file;
     const io::FileMapping* mapping = nullptr;
     std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
+    void write(std::uint64_t offset, std::span<const std::byte> bytes) const {
+        if (mapping)
+            copy_parallel(mapping->data() + offset, bytes);
+        else
+            io::write_parallel(file, offset, bytes);
+    }
 };
 
 // While a one-chunk sort runs on the GPU the host's threads are mostly idle: they fault in the
@@ -64,14 +71,9 @@ void sort_as_one_chunk(const io::File& input, const Output& output, const SortPl
     chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
         io::read_parallel(input, first * width, bytes);
     };
-    chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-        if (output.mapping)
-            copy_parallel(output.mapped() + first * width, bytes);
-        else
-            io::write_parallel(output.file, first * width, bytes);
-    };
+    chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { output.write(first * width, bytes); };
     sorter.prepare(1, plan.records);
-    report.times += sorter.sort_chunk(0, plan.records, true, chunk_io);
+    report.times += sorter.sort_chunk(0, plan.records, ChunkForm::raw_to_raw, chunk_io);
 }
 
 template <class T>
@@ -84,6 +86,14 @@ void sort_external(const io::File& input, const Output& output, const SortPlan& 
     report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * sizeof(T);
 
     ScopedPhase phase(report.times.merge);
+    if (!sorter.chunks_in_host_memory()) {
+        // The GPU merges by sorting exact slices of all runs, in one pass.
+        report.merge_passes = 1;
+        merge_by_sorting_slices<T>(runs, sorter, plan.run_records, 2, [&](std::uint64_t first, std::span<const std::byte> bytes) {
+            output.write(first * sizeof(T), bytes);
+        });
+        return;
+    }
     report.merge_passes = merge_to_fan_in<T>(runs, plan, tmp_dir, report.bytes_spilled) + 1;
     MergeTarget<T> target;
     target.file = &output.file;

@@ -3,7 +3,9 @@
 // of merged runs that match their keys.
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
+#include "src/key_normalization.hpp"
 #include "src/run_merge.hpp"
+#include "src/slice_merge.hpp"
 
 #include <gtest/gtest.h>
 
@@ -99,4 +101,73 @@ TEST(RunMerge, PassesDownToTheFanInKeepKeysAndSamples) {
     merge_runs<std::uint64_t>(set.runs, target, plan);
     EXPECT_EQ(read_all(out, set.all.size()), set.all);
     EXPECT_TRUE(dir.entries().empty());
+}
+
+namespace {
+
+// A chunk sorter for the test: pulls and pushes keys in pieces of 7 (so pieces straddle the
+// parts of different runs), maps i64 keys back from normalised form, sorts with std::sort.
+class PieceSorter final : public ChunkSorter {
+public:
+    std::string name() const override { return "pieces"; }
+    bool chunks_in_host_memory() const override { return true; }
+    std::uint64_t capacity(std::size_t, std::uint64_t) const override { return 1000; }
+    void prepare(std::size_t, std::uint64_t) override {}
+    PhaseTimes sort_chunk(std::size_t, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override {
+        EXPECT_EQ(form, ChunkForm::normalized_to_raw);
+        EXPECT_LE(keys, 1000u);
+        std::vector<std::uint64_t> chunk(keys);
+        for (std::uint64_t first = 0; first < keys; first += 7) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(7, keys - first));
+            io.read(first, std::as_writable_bytes(std::span<std::uint64_t>(chunk.data() + first, n)));
+        }
+        std::sort(chunk.begin(), chunk.end());
+        for (auto& key : chunk) key = from_normalized<std::uint64_t>(key, KeyKind::signed_int, true);
+        for (std::uint64_t first = 0; first < keys; first += 7) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(7, keys - first));
+            io.write(first, std::as_bytes(std::span<const std::uint64_t>(chunk.data() + first, n)));
+        }
+        ++chunks;
+        return {};
+    }
+    int chunks = 0;
+};
+
+}  // namespace
+
+TEST(SliceMerge, SlicesOfAllRunsSortedAsChunksGiveTheMergedOutput) {
+    std::mt19937_64 rng(10);
+    ScratchDir dir;
+    // i64 keys sorted descending: runs hold normalised keys; the output must hold raw ones.
+    for (bool skewed : {false, true}) {
+        RunSet set = make_runs(dir, 9, 3000, skewed, rng);  // keys < 2^63: as i64 all non-negative
+        auto file = std::make_shared<io::File>(io::create_temp_file(dir.path()));
+        for (std::size_t r = 0; r < set.runs.size(); ++r) {
+            auto& run = set.runs[r];
+            std::vector<std::uint64_t> keys(run.size);
+            run.read_range(0, keys);
+            for (auto& key : keys) key = to_normalized<std::uint64_t>(key, KeyKind::signed_int, true);
+            std::sort(keys.begin(), keys.end());
+            if (r % 2 == 0) {  // runs in memory and in a file, as in make_runs
+                auto memory = std::make_shared<std::vector<std::uint64_t>>(keys);
+                run = SortedRun<std::uint64_t>::in_memory(memory, memory->data(), 0, keys.size(), 16);
+            } else {
+                file->write_at(r * 4000 * 8, std::as_bytes(std::span<const std::uint64_t>(keys)));
+                run = SortedRun<std::uint64_t>::in_file(file, r * 4000, keys.size(), 16);
+            }
+            take_samples<std::uint64_t>(keys, 0, 16, run.samples);
+        }
+        std::vector<std::uint64_t> expected = set.all;
+        std::sort(expected.begin(), expected.end(), [](std::uint64_t a, std::uint64_t b) {
+            return static_cast<std::int64_t>(a) > static_cast<std::int64_t>(b);
+        });
+        std::vector<std::uint64_t> out(expected.size(), 0xdeadbeef);
+        PieceSorter sorter;
+        merge_by_sorting_slices<std::uint64_t>(set.runs, sorter, 1000, 2,
+                                               [&](std::uint64_t first, std::span<const std::byte> bytes) {
+                                                   std::memcpy(out.data() + first, bytes.data(), bytes.size());
+                                               });
+        EXPECT_EQ(out, expected) << "skewed=" << skewed;
+        EXPECT_EQ(sorter.chunks, static_cast<int>((expected.size() + 999) / 1000));
+    }
 }

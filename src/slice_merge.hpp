@@ -1,0 +1,72 @@
+// Merge by sorting slices: the runs are cut into exact slices by multi-way selection, at most
+// `slice_keys` keys each, and every slice (its part of each run, one after the other) is handed
+// to the chunk sorter as one chunk of normalised keys that comes back sorted in raw form, at its
+// own place in the output. On the GPU this replaces the host's loser-tree merge: the device
+// sorts a slice faster than the host's threads can merge it, and all runs are taken at once, so
+// there is a single pass whatever their number. Two slots overlap, as in run formation.
+#pragma once
+
+#include "src/chunk_sorter.hpp"
+#include "src/host_buffer.hpp"
+#include "src/mul_div.hpp"
+#include "src/multiway_selection.hpp"
+#include "src/slot_pipeline.hpp"
+#include "src/sorted_run.hpp"
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include <tbb/parallel_for.h>
+
+namespace gpusort {
+
+// write(first_key, bytes): puts sorted raw keys at their place in the output.
+template <class T>
+void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& sorter, std::uint64_t slice_keys,
+                             std::size_t slots,
+                             const std::function<void(std::uint64_t, std::span<const std::byte>)>& write) {
+    std::uint64_t total = 0;
+    for (const auto& run : runs) total += run.size;
+    if (total == 0) return;
+    const std::uint64_t slices = (total + slice_keys - 1) / slice_keys;
+
+    std::vector<RunSequence<T>> seqs;
+    for (const auto& run : runs) seqs.emplace_back(run);
+    std::vector<std::uint64_t> ranks(slices + 1);
+    for (std::uint64_t s = 0; s <= slices; ++s) ranks[s] = mul_div(total, s, slices);
+    std::vector<std::vector<std::uint64_t>> splits(slices + 1);
+    tbb::parallel_for(std::uint64_t{0}, slices + 1,
+                      [&](std::uint64_t s) { splits[s] = multiway_select<RunSequence<T>>(seqs, ranks[s]); });
+
+    run_in_slots(slices, slots, [&](std::uint64_t s, std::size_t slot) {
+        const auto& from = splits[s];
+        const auto& to = splits[s + 1];
+        ChunkIo io;
+        // Position p of the slice is in the part of the first run whose parts so far reach past p.
+        io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+            std::span<T> keys(reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T));
+            std::uint64_t part_start = 0;
+            for (std::size_t i = 0; i < runs.size() && !keys.empty(); ++i) {
+                const std::uint64_t part = to[i] - from[i];
+                if (first < part_start + part) {
+                    const std::uint64_t offset = first - part_start;
+                    const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(part - offset, keys.size()));
+                    const std::uint64_t pos = from[i] + offset;
+                    if (runs[i].memory)
+                        copy_parallel(reinterpret_cast<std::byte*>(keys.data()),
+                                      std::as_bytes(std::span<const T>(runs[i].memory + runs[i].first + pos, count)));
+                    else
+                        runs[i].read_range(pos, keys.first(count));
+                    keys = keys.subspan(count);
+                    first += count;
+                }
+                part_start += part;
+            }
+        };
+        io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(ranks[s] + first, bytes); };
+        sorter.sort_chunk(slot, ranks[s + 1] - ranks[s], ChunkForm::normalized_to_raw, io);
+    });
+}
+
+}  // namespace gpusort
