@@ -60,7 +60,7 @@ template <class T>
 std::vector<T> read_keys(const std::string& path) {
     const std::string bytes = read_text(path);
     std::vector<T> keys(bytes.size() / sizeof(T));
-    std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
+    if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
     return keys;
 }
 
