@@ -56,14 +56,6 @@ void expect_one_error_line(const Result& r, const std::string& must_contain) {
     EXPECT_NE(r.err.find(must_contain), std::string::npos) << "missing '" << must_contain << "' in: " << r.err;
 }
 
-template <class T>
-std::vector<T> read_keys(const std::string& path) {
-    const std::string bytes = read_text(path);
-    std::vector<T> keys(bytes.size() / sizeof(T));
-    if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
-    return keys;
-}
-
 }  // namespace
 
 TEST(Cli, SortsGeneratedDataOfSeveralTypes) {

@@ -33,12 +33,6 @@ std::string gpu_unavailable() {
     }
 
 template <class T>
-void write_keys(const std::string& path, const std::vector<T>& keys) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(keys.data()), static_cast<std::streamsize>(keys.size() * sizeof(T)));
-}
-
-template <class T>
 void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descending,
                         std::optional<std::uint64_t> device_memory, const std::string& what,
                         std::uint64_t min_runs = 0) {
@@ -71,10 +65,6 @@ void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descendin
 
 template <class Traits>
 class GpuBackendTest : public ::testing::Test {};
-using AllKeyTypes = ::testing::Types<KeyTraits<KeyType::u8>, KeyTraits<KeyType::u16>, KeyTraits<KeyType::u32>,
-                                     KeyTraits<KeyType::u64>, KeyTraits<KeyType::i8>, KeyTraits<KeyType::i16>,
-                                     KeyTraits<KeyType::i32>, KeyTraits<KeyType::i64>, KeyTraits<KeyType::f32>,
-                                     KeyTraits<KeyType::f64>>;
 TYPED_TEST_SUITE(GpuBackendTest, AllKeyTypes);
 
 TYPED_TEST(GpuBackendTest, OneChunkEverySizeClassAndDistribution) {

@@ -11,10 +11,6 @@ using namespace gpusort::testing;
 template <class Traits>
 class KeyNormalizationTest : public ::testing::Test {};
 
-using AllKeyTypes = ::testing::Types<KeyTraits<KeyType::u8>, KeyTraits<KeyType::u16>, KeyTraits<KeyType::u32>,
-                                     KeyTraits<KeyType::u64>, KeyTraits<KeyType::i8>, KeyTraits<KeyType::i16>,
-                                     KeyTraits<KeyType::i32>, KeyTraits<KeyType::i64>, KeyTraits<KeyType::f32>,
-                                     KeyTraits<KeyType::f64>>;
 TYPED_TEST_SUITE(KeyNormalizationTest, AllKeyTypes);
 
 template <class T>

@@ -5,6 +5,8 @@
 
 #include "src/key_type.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -34,6 +36,12 @@ GPUSORT_KEY_TRAITS(i64, std::int64_t)
 GPUSORT_KEY_TRAITS(f32, float)
 GPUSORT_KEY_TRAITS(f64, double)
 #undef GPUSORT_KEY_TRAITS
+
+// The ten key types, for typed tests.
+using AllKeyTypes = ::testing::Types<KeyTraits<KeyType::u8>, KeyTraits<KeyType::u16>, KeyTraits<KeyType::u32>,
+                                     KeyTraits<KeyType::u64>, KeyTraits<KeyType::i8>, KeyTraits<KeyType::i16>,
+                                     KeyTraits<KeyType::i32>, KeyTraits<KeyType::i64>, KeyTraits<KeyType::f32>,
+                                     KeyTraits<KeyType::f64>>;
 
 template <class F>
 auto magnitude_bits(F x) {

@@ -1,7 +1,9 @@
-// ScratchDir: a fresh folder for one test (under $TMPDIR or /tmp), removed with everything in it.
+// ScratchDir: a fresh folder for one test (under $TMPDIR or /tmp), removed with everything in it;
+// and reading and writing whole files of text or keys.
 #pragma once
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -49,6 +51,20 @@ inline void write_text(const std::string& path, const std::string& text) {
 inline std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+template <class T>
+void write_keys(const std::string& path, const std::vector<T>& keys) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(keys.data()), static_cast<std::streamsize>(keys.size() * sizeof(T)));
+}
+
+template <class T>
+std::vector<T> read_keys(const std::string& path) {
+    const std::string bytes = read_text(path);
+    std::vector<T> keys(bytes.size() / sizeof(T));
+    if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
+    return keys;
 }
 
 }  // namespace gpusort::testing

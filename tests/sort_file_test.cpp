@@ -14,20 +14,6 @@ using namespace gpusort::testing;
 
 namespace {
 
-template <class T>
-void write_keys(const std::string& path, const std::vector<T>& keys) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(keys.data()), static_cast<std::streamsize>(keys.size() * sizeof(T)));
-}
-
-template <class T>
-std::vector<T> read_keys(const std::string& path) {
-    const std::string bytes = read_text(path);
-    std::vector<T> keys(bytes.size() / sizeof(T));
-    if (!keys.empty()) std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(T));
-    return keys;
-}
-
 enum class Budget { in_memory, many_runs, many_passes };
 const char* budget_name(Budget b) {
     return b == Budget::in_memory ? "in-memory" : b == Budget::many_runs ? "many-runs" : "many-passes";
@@ -68,10 +54,6 @@ SortReport sort_and_compare(const std::vector<T>& keys, KeyType type, bool desce
 
 template <class Traits>
 class SortFileTest : public ::testing::Test {};
-using AllKeyTypes = ::testing::Types<KeyTraits<KeyType::u8>, KeyTraits<KeyType::u16>, KeyTraits<KeyType::u32>,
-                                     KeyTraits<KeyType::u64>, KeyTraits<KeyType::i8>, KeyTraits<KeyType::i16>,
-                                     KeyTraits<KeyType::i32>, KeyTraits<KeyType::i64>, KeyTraits<KeyType::f32>,
-                                     KeyTraits<KeyType::f64>>;
 TYPED_TEST_SUITE(SortFileTest, AllKeyTypes);
 
 template <class T>
