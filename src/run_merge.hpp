@@ -8,8 +8,7 @@
 #include "io/file.hpp"
 #include "io/temp_file.hpp"
 #include "src/loser_tree.hpp"
-#include "src/mul_div.hpp"
-#include "src/multiway_selection.hpp"
+#include "src/run_slices.hpp"
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
 
@@ -141,22 +140,12 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     for (const auto& run : runs) total += run.size;
     if (total == 0) return;
 
-    std::vector<RunSequence<T>> seqs;
-    seqs.reserve(k);
-    for (const auto& run : runs) seqs.emplace_back(run);
-
     const std::uint64_t slices = plan.merge_slices(total);
     const std::size_t buffer_keys = static_cast<std::size_t>(plan.merge_buffer_bytes(k) / sizeof(T));
-    std::vector<std::uint64_t> ranks(slices + 1);
-    for (std::uint64_t s = 0; s <= slices; ++s)
-        ranks[s] = mul_div(total, s, slices);
-    std::vector<std::vector<std::uint64_t>> splits(slices + 1);
 
     tbb::task_arena arena(static_cast<int>(plan.merge_tasks));
     arena.execute([&] {
-        tbb::parallel_for(std::uint64_t{0}, slices + 1, [&](std::uint64_t s) {
-            splits[s] = multiway_select<RunSequence<T>>(seqs, ranks[s]);
-        });
+        const RunSlices cut = cut_into_slices<T>(runs, slices);
         const std::size_t workspace_keys = std::max<std::size_t>(1, detail::merge_buffers<T>(runs, target)) * buffer_keys;
         tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
             [&] { return std::make_unique_for_overwrite<T[]>(workspace_keys); });
@@ -165,7 +154,7 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
             [&](const tbb::blocked_range<std::uint64_t>& range) {
                 T* workspace = workspaces.local().get();
                 for (std::uint64_t s = range.begin(); s != range.end(); ++s)
-                    detail::merge_slice<T>(runs, splits[s], splits[s + 1], ranks[s], target, workspace,
+                    detail::merge_slice<T>(runs, cut.split[s], cut.split[s + 1], cut.rank[s], target, workspace,
                                            buffer_keys);
             },
             tbb::simple_partitioner());

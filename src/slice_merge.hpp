@@ -8,8 +8,7 @@
 
 #include "src/chunk_sorter.hpp"
 #include "src/host_buffer.hpp"
-#include "src/mul_div.hpp"
-#include "src/multiway_selection.hpp"
+#include "src/run_slices.hpp"
 #include "src/slot_pipeline.hpp"
 #include "src/sorted_run.hpp"
 
@@ -17,7 +16,6 @@
 #include <span>
 #include <vector>
 
-#include <tbb/parallel_for.h>
 
 namespace gpusort {
 
@@ -31,17 +29,11 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& so
     if (total == 0) return;
     const std::uint64_t slices = (total + slice_keys - 1) / slice_keys;
 
-    std::vector<RunSequence<T>> seqs;
-    for (const auto& run : runs) seqs.emplace_back(run);
-    std::vector<std::uint64_t> ranks(slices + 1);
-    for (std::uint64_t s = 0; s <= slices; ++s) ranks[s] = mul_div(total, s, slices);
-    std::vector<std::vector<std::uint64_t>> splits(slices + 1);
-    tbb::parallel_for(std::uint64_t{0}, slices + 1,
-                      [&](std::uint64_t s) { splits[s] = multiway_select<RunSequence<T>>(seqs, ranks[s]); });
+    const RunSlices cut = cut_into_slices<T>(runs, slices);
 
     run_in_slots(slices, slots, [&](std::uint64_t s, std::size_t slot) {
-        const auto& from = splits[s];
-        const auto& to = splits[s + 1];
+        const auto& from = cut.split[s];
+        const auto& to = cut.split[s + 1];
         ChunkIo io;
         // Position p of the slice is in the part of the first run whose parts so far reach past p.
         io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
@@ -64,8 +56,8 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& so
                 part_start += part;
             }
         };
-        io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(ranks[s] + first, bytes); };
-        sorter.sort_chunk(slot, ranks[s + 1] - ranks[s], ChunkForm::normalized_to_raw, io);
+        io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(cut.rank[s] + first, bytes); };
+        sorter.sort_chunk(slot, cut.keys(s), ChunkForm::normalized_to_raw, io);
     });
 }
 
