@@ -4,6 +4,7 @@
 #include "src/size_parse.hpp"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -38,16 +39,63 @@ std::string json_string(const std::string& text) {
     return out + "\"";
 }
 
+// The records and key of --record-size, --key and --format; nullopt when the whole record is one
+// key of --type. --descending reverses every field.
+std::optional<KeySpec> record_spec(const po::variables_map& vm, const KeyOrder& order) {
+    const bool type_given = !vm["type"].defaulted();
+    const bool keys_given = vm.count("key") > 0;
+    std::optional<std::size_t> record_size;
+    if (vm.count("record-size")) {
+        record_size = vm["record-size"].as<std::size_t>();
+        if (*record_size == 0) throw std::invalid_argument("--record-size: must be at least 1");
+        if (*record_size > kMaxRecordSize)
+            throw std::invalid_argument("--record-size: at most " + std::to_string(kMaxRecordSize) + " bytes are supported");
+    }
+    KeySpec spec;
+    if (vm.count("format")) {
+        const auto& format = vm["format"].as<std::string>();
+        if (format != "gensort") throw std::invalid_argument("--format: unknown format '" + format + "' (only gensort)");
+        if (type_given || keys_given) throw std::invalid_argument("--format gensort excludes --type and --key");
+        if (record_size && *record_size != 100)
+            throw std::invalid_argument("--format gensort: records are 100 bytes, not " + std::to_string(*record_size));
+        spec = gensort_key();
+    } else if (keys_given) {
+        if (type_given) throw std::invalid_argument("--key replaces --type: give one or the other");
+        for (const auto& text : vm["key"].as<std::vector<std::string>>()) spec.fields.push_back(parse_key_field(text));
+        if (record_size) {
+            spec.record_size = *record_size;
+        } else {
+            for (const auto& f : spec.fields) spec.record_size = std::max(spec.record_size, f.offset + f.length);
+        }
+    } else if (record_size && *record_size != key_width(order.type)) {
+        // --type T with larger records: the key is a little-endian T at offset 0.
+        spec = whole_record_key(order.type, false);
+        spec.record_size = *record_size;
+    } else {
+        return std::nullopt;
+    }
+    if (order.descending)
+        for (auto& f : spec.fields) f.descending = !f.descending;
+    spec.validate();
+    return spec;
+}
+
 }  // namespace
 
 CliCommand parse_command_line(const std::vector<std::string>& args) {
     po::options_description visible(
         "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
-        "Sorts a binary file of fixed-size keys. OUTPUT may be the same path as INPUT.\n\nOptions");
+        "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT.\n\nOptions");
     visible.add_options()
         ("type", po::value<std::string>()->default_value("u64"),
          "key type of every record: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 (floats in IEEE 754 totalOrder)")
-        ("descending", "sort in descending order")
+        ("record-size", po::value<std::size_t>(), "bytes per record (default: the width of the key type, or the smallest record holding the --key fields)")
+        ("key", po::value<std::vector<std::string>>()->composing(),
+         "a key field, repeatable, the first most significant: OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc] (byte strings compare as memcmp); replaces --type")
+        ("format", po::value<std::string>(), "gensort: Sort Benchmark records, 100 bytes ordered by the 10-byte key at offset 0")
+        ("descending", "reverse the whole order")
+        ("stable", "records with equal keys keep their input order (every sort of gpusort-file is stable)")
+        ("unique", "of each group of records with equal keys keep only the first (in input order)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
         ("device", po::value<int>()->default_value(0), "which GPU to use")
         ("device-memory", po::value<std::string>(), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
@@ -96,6 +144,8 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     if (!type) throw std::invalid_argument("--type: unknown type '" + type_name + "' (one of: " + key_type_list() + ")");
     sort.order.type = *type;
     sort.order.descending = vm.count("descending") > 0;
+    sort.unique = vm.count("unique") > 0;
+    sort.records = record_spec(vm, sort.order);
     if (vm.count("memory")) {
         sort.memory_bytes = size_option(vm, "memory");
         if (*sort.memory_bytes < kMinMemoryBudget)
@@ -126,11 +176,14 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
     out << "{\n"
         << "  \"input\": " << json_string(options.input) << ",\n"
         << "  \"output\": " << json_string(options.output) << ",\n"
-        << "  \"type\": " << json_string(std::string(key_type_name(options.order.type))) << ",\n"
+        << "  \"type\": " << json_string(options.records ? "records" : std::string(key_type_name(options.order.type))) << ",\n"
+        << "  \"record_size\": " << report.record_size << ",\n"
         << "  \"descending\": " << (options.order.descending ? "true" : "false") << ",\n"
+        << "  \"unique\": " << (options.unique ? "true" : "false") << ",\n"
         << "  \"backend\": " << json_string(report.backend) << ",\n"
         << "  \"bytes\": " << report.bytes << ",\n"
         << "  \"records\": " << report.records << ",\n"
+        << "  \"output_records\": " << report.output_records << ",\n"
         << "  \"runs\": " << report.runs << ",\n"
         << "  \"merge_passes\": " << report.merge_passes << ",\n"
         << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"

@@ -5,6 +5,7 @@
 #include "gpu/chunk_engine.hpp"
 #include "src/chunk_sorter.hpp"
 #include "src/key_normalization.hpp"
+#include "src/key_spec.hpp"
 
 #include <optional>
 
@@ -14,6 +15,8 @@ class GpuChunkSorter final : public ChunkSorter {
 public:
     // device_memory: the budget; default most of the device's free memory.
     GpuChunkSorter(const KeyOrder& order, int device, std::optional<std::uint64_t> device_memory);
+    // Records with a key spec: raw_to_raw gives sorted records, raw_to_normalized run entries.
+    GpuChunkSorter(const KeySpec& records, int device, std::optional<std::uint64_t> device_memory);
     std::string name() const override { return name_; }
     // Chunks live in device memory; host memory holds only fixed staging buffers.
     bool chunks_in_host_memory() const override { return false; }
@@ -24,10 +27,11 @@ public:
     std::uint64_t device_memory() const { return device_memory_; }
 
 private:
+    void set_budget(std::optional<std::uint64_t> device_memory);
+
     gpu::ChunkEngine engine_;
     std::string name_;
     std::uint64_t device_memory_;
-    std::size_t width_;
 };
 
 }  // namespace gpusort

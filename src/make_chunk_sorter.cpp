@@ -2,6 +2,7 @@
 #include "src/make_chunk_sorter.hpp"
 
 #include "src/cpu_chunk_sorter.hpp"
+#include "src/cpu_record_sorter.hpp"
 
 #ifdef GPUSORT_WITH_GPU
 #include "gpu/device.hpp"
@@ -10,14 +11,21 @@
 
 namespace gpusort {
 
-std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, unsigned threads) {
-    if (options.backend == Backend::cpu) return std::make_unique<CpuChunkSorter>(options.order, threads);
+std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, const KeySpec* record_spec,
+                                               unsigned threads) {
+    auto cpu_sorter = [&]() -> std::unique_ptr<ChunkSorter> {
+        if (record_spec) return make_cpu_record_sorter(*record_spec, threads);
+        return std::make_unique<CpuChunkSorter>(options.order, threads);
+    };
+    if (options.backend == Backend::cpu) return cpu_sorter();
 #ifdef GPUSORT_WITH_GPU
     const int devices = gpu::device_count();
     if (devices > 0) {
         if (options.device < 0 || options.device >= devices)
             throw SortError("--device " + std::to_string(options.device) + ": there are " + std::to_string(devices) +
                             " GPUs (0 to " + std::to_string(devices - 1) + ")");
+        if (record_spec)
+            return std::make_unique<GpuChunkSorter>(*record_spec, options.device, options.device_memory_bytes);
         return std::make_unique<GpuChunkSorter>(options.order, options.device, options.device_memory_bytes);
     }
     if (options.backend == Backend::gpu) throw SortError("no usable GPU: " + gpu::device_unavailable_reason());
@@ -25,7 +33,7 @@ std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, unsig
     if (options.backend == Backend::gpu)
         throw SortError("this gpusort-file was built without CUDA, so it cannot use a GPU; use --backend cpu");
 #endif
-    return std::make_unique<CpuChunkSorter>(options.order, threads);
+    return cpu_sorter();
 }
 
 }  // namespace gpusort

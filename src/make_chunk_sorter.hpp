@@ -9,7 +9,9 @@
 
 namespace gpusort {
 
-// Throws SortError when the GPU is asked for and cannot be used (saying why).
-std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, unsigned threads);
+// A sorter of whole-record keys of options.order, or of records with `record_spec` when that is
+// given. Throws SortError when the GPU is asked for and cannot be used (saying why).
+std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, const KeySpec* record_spec,
+                                               unsigned threads);
 
 }  // namespace gpusort

@@ -1,4 +1,4 @@
-// The k-way merge of sorted runs. One merge cuts its output into equal slices by exact
+// The k-way merge of sorted runs (of keys, or of entries of key and record). One merge cuts its output into equal slices by exact
 // multi-way selection; TBB tasks merge the slices independently, each with a loser tree over
 // buffered reads of its part of every run, and write each slice at its own output offset.
 // merge_to_fan_in() runs the intermediate passes that bring the number of runs down to what
@@ -26,14 +26,17 @@
 
 namespace gpusort {
 
-// Where a merge writes: keys [first, first + total) of `file`, through `mapped` (the file's
-// memory map) when set.
+// Where a merge writes: entries [first, first + total) of `file`, through `mapped` (the file's
+// memory map) when set; or, when `sink` is set, to sink(slice, rank, entries) for each full
+// buffer of merged entries (slice: which output slice they belong to, rank: the first one's).
 template <class T>
 struct MergeTarget {
     const io::File* file = nullptr;
     std::byte* mapped = nullptr;
     std::uint64_t first = 0;
-    // Applied to each full output buffer just before it is written (e.g. mapping keys back).
+    std::function<void(std::uint64_t, std::uint64_t, std::span<const std::byte>)> sink;
+    // Applied to each full output buffer of keys just before it is written (e.g. mapping keys
+    // back); plain keys only.
     std::function<void(std::span<T>)> finish;
     // When set, every sample_stride-th output key is stored here (the output is a new run).
     std::vector<T>* samples = nullptr;
@@ -51,73 +54,87 @@ std::size_t merge_buffers(std::span<const SortedRun<T>> runs, const MergeTarget<
     return buffers;
 }
 
-// Merges output ranks [rank_begin, ...) whose parts of run i are [from[i], to[i]).
-template <class T>
+// Merges output ranks [rank_begin, ...) of slice `slice`, whose parts of run i are
+// [from[i], to[i]). kPlain: the entries are the keys themselves (entry_bytes == sizeof(T)).
+template <class T, bool kPlain>
 void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
-                 const std::vector<std::uint64_t>& to, std::uint64_t rank_begin,
-                 const MergeTarget<T>& target, T* workspace, std::size_t buffer_keys) {
+                 const std::vector<std::uint64_t>& to, std::uint64_t slice, std::uint64_t rank_begin,
+                 const MergeTarget<T>& target, std::byte* workspace, std::size_t buffer_entries) {
     const std::size_t k = runs.size();
+    const std::size_t entry = kPlain ? sizeof(T) : runs[0].entry_bytes;
     struct Cursor {
-        std::uint64_t next;  // next run position to read
+        std::uint64_t next;         // next run position to read
         std::uint64_t end;
-        const T* keys;       // the keys now at hand: the run itself (in memory) or a read buffer
-        T* buffer;           // the read buffer (runs in files)
+        const std::byte* entries;   // the entries now at hand: the run itself (in memory) or a read buffer
+        std::byte* buffer;          // the read buffer (runs in files)
         std::size_t length = 0;
         std::size_t index = 0;
     };
     std::vector<Cursor> cursors;
     cursors.reserve(k);
     LoserTree<T> tree(k);
+    auto key_of = [&](const Cursor& c) {
+        T key;
+        std::memcpy(&key, c.entries + c.index * entry, sizeof(T));
+        return key;
+    };
     auto refill = [&](std::size_t i) {
         Cursor& c = cursors[i];
         if (runs[i].memory) {
-            c.keys = runs[i].memory + runs[i].first + c.next;
+            c.entries = runs[i].entries_at(c.next);
             c.length = static_cast<std::size_t>(c.end - c.next);
         } else {
-            c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_keys, c.end - c.next));
-            runs[i].read_range(c.next, std::span<T>(c.buffer, c.length));
-            c.keys = c.buffer;
+            c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_entries, c.end - c.next));
+            runs[i].read_entries(c.next, c.length, c.buffer);
+            c.entries = c.buffer;
         }
         c.next += c.length;
         c.index = 0;
     };
-    T* next_buffer = workspace;
+    std::byte* next_buffer = workspace;
     for (std::size_t i = 0; i < k; ++i) {
-        T* buffer = nullptr;
+        std::byte* buffer = nullptr;
         if (!runs[i].memory) {
             buffer = next_buffer;
-            next_buffer += buffer_keys;
+            next_buffer += buffer_entries * entry;
         }
         cursors.push_back({from[i], to[i], nullptr, buffer});
         if (from[i] < to[i]) {
             refill(i);
-            tree.set_head(i, cursors[i].keys[0]);
+            tree.set_head(i, key_of(cursors[i]));
         } else {
             tree.set_done(i);
         }
     }
     tree.build();
 
-    // Output goes in blocks of buffer_keys: straight into the map, or through a buffer.
-    T* const mapped = target.mapped ? reinterpret_cast<T*>(target.mapped) + target.first : nullptr;
+    // Output goes in blocks of buffer_entries: straight into the map, or through a buffer.
+    std::byte* const mapped = target.mapped && !target.sink ? target.mapped + target.first * entry : nullptr;
     std::uint64_t written = rank_begin;  // output rank of out[0]
-    T* out = mapped ? mapped + written : next_buffer;
+    std::byte* out = mapped ? mapped + written * entry : next_buffer;
     std::size_t filled = 0;
     auto flush = [&] {
-        std::span<T> keys(out, filled);
-        if (target.samples) take_samples<T>(keys, written, target.sample_stride, *target.samples);
-        if (target.finish) target.finish(keys);
-        if (!mapped) target.file->write_at((target.first + written) * sizeof(T), std::as_bytes(keys));
+        std::span<std::byte> entries(out, filled * entry);
+        if (target.samples) take_samples<T>(entries, entry, written, target.sample_stride, *target.samples);
+        if constexpr (kPlain)
+            if (target.finish) target.finish(std::span<T>(reinterpret_cast<T*>(out), filled));
+        if (target.sink)
+            target.sink(slice, written, entries);
+        else if (!mapped)
+            target.file->write_at((target.first + written) * entry, entries);
         written += filled;
         filled = 0;
-        if (mapped) out = mapped + written;
+        if (mapped) out = mapped + written * entry;
     };
 
     while (!tree.all_done()) {
         const std::size_t w = tree.winner();
-        out[filled++] = tree.winner_key();
-        if (filled == buffer_keys) flush();
         Cursor& c = cursors[w];
+        if constexpr (kPlain)
+            reinterpret_cast<T*>(out)[filled++] = tree.winner_key();
+        else
+            std::memcpy(out + filled++ * entry, c.entries + c.index * entry, entry);
+        if (filled == buffer_entries) flush();
         if (++c.index == c.length) {
             if (c.next == c.end) {
                 tree.winner_done();
@@ -125,7 +142,7 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
             }
             refill(w);
         }
-        tree.replace_winner(c.keys[c.index]);
+        tree.replace_winner(key_of(c));
     }
     if (filled > 0) flush();
 }
@@ -141,21 +158,30 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     if (total == 0) return;
 
     const std::uint64_t slices = plan.merge_slices(total);
-    const std::size_t buffer_keys = static_cast<std::size_t>(plan.merge_buffer_bytes(k) / sizeof(T));
+    const std::size_t entry = runs[0].entry_bytes;
+    const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
+    const bool plain = entry == sizeof(T);
 
     tbb::task_arena arena(static_cast<int>(plan.merge_tasks));
     arena.execute([&] {
         const RunSlices cut = cut_into_slices<T>(runs, slices);
-        const std::size_t workspace_keys = std::max<std::size_t>(1, detail::merge_buffers<T>(runs, target)) * buffer_keys;
+        const std::size_t workspace_bytes =
+            std::max<std::size_t>(1, detail::merge_buffers<T>(runs, target)) * buffer_entries * entry;
+        // Whole keys of T at the start of the workspace (plain merges store keys there).
         tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
-            [&] { return std::make_unique_for_overwrite<T[]>(workspace_keys); });
+            [&] { return std::make_unique_for_overwrite<T[]>((workspace_bytes + sizeof(T) - 1) / sizeof(T)); });
         tbb::parallel_for(
             tbb::blocked_range<std::uint64_t>(0, slices, 1),
             [&](const tbb::blocked_range<std::uint64_t>& range) {
-                T* workspace = workspaces.local().get();
-                for (std::uint64_t s = range.begin(); s != range.end(); ++s)
-                    detail::merge_slice<T>(runs, cut.split[s], cut.split[s + 1], cut.rank[s], target, workspace,
-                                           buffer_keys);
+                std::byte* workspace = reinterpret_cast<std::byte*>(workspaces.local().get());
+                for (std::uint64_t s = range.begin(); s != range.end(); ++s) {
+                    if (plain)
+                        detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, cut.rank[s], target,
+                                                     workspace, buffer_entries);
+                    else
+                        detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, cut.rank[s], target,
+                                                      workspace, buffer_entries);
+                }
             },
             tbb::simple_partitioner());
     });
@@ -183,9 +209,10 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
         std::uint64_t pass_keys = 0;
         for (auto [begin, count] : groups)
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
+        const std::size_t entry = runs[0].entry_bytes;
         auto file = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
-        file->allocate(pass_keys * sizeof(T));
-        bytes_spilled += pass_keys * sizeof(T);
+        file->allocate(pass_keys * entry);
+        bytes_spilled += pass_keys * entry;
 
         std::uint64_t offset = 0;
         std::size_t r = 0;
@@ -193,8 +220,12 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             for (; r < begin; ++r) next.push_back(std::move(runs[r]));
             std::uint64_t size = 0;
             for (std::size_t j = begin; j < begin + count; ++j) size += runs[j].size;
-            SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, plan.sample_stride);
-            MergeTarget<T> target{file.get(), nullptr, offset, {}, &merged.samples, plan.sample_stride};
+            SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, plan.sample_stride, entry);
+            MergeTarget<T> target;
+            target.file = file.get();
+            target.first = offset;
+            target.samples = &merged.samples;
+            target.sample_stride = plan.sample_stride;
             merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
             offset += merged.size;
             next.push_back(std::move(merged));

@@ -47,7 +47,7 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& so
                     const std::uint64_t pos = from[i] + offset;
                     if (runs[i].memory)
                         copy_parallel(reinterpret_cast<std::byte*>(keys.data()),
-                                      std::as_bytes(std::span<const T>(runs[i].memory + runs[i].first + pos, count)));
+                                      std::span<const std::byte>(runs[i].entries_at(pos), count * sizeof(T)));
                     else
                         runs[i].read_range(pos, keys.first(count));
                     keys = keys.subspan(count);

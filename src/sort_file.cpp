@@ -1,6 +1,7 @@
 // sort_file: checks the input, chooses the chunk sorter, plans from the budgets, then either
 // sorts the input as one chunk straight into the output or forms runs and merges them, always
-// writing through an AtomicOutputFile.
+// writing through an AtomicOutputFile. Whole-record keys (--type) and records with a key spec
+// take the same steps; runs of records hold entries (record_layout.hpp) and are merged on the host.
 #include "src/sort_file.hpp"
 
 #include "io/atomic_output_file.hpp"
@@ -9,9 +10,12 @@
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
 #include "src/make_chunk_sorter.hpp"
+#include "src/record_layout.hpp"
+#include "src/record_output.hpp"
 #include "src/run_formation.hpp"
 #include "src/run_merge.hpp"
 #include "src/slice_merge.hpp"
+#include "src/sort_output.hpp"
 
 #include <chrono>
 #include <memory>
@@ -25,25 +29,12 @@ namespace gpusort {
 
 namespace {
 
-// The output: its file and, when its space could be reserved, its memory map.
-struct Output {
-    const io::File& file;
-    const io::FileMapping* mapping = nullptr;
-    std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
-    void write(std::uint64_t offset, std::span<const std::byte> bytes) const {
-        if (mapping)
-            copy_parallel(mapping->data() + offset, bytes);
-        else
-            io::write_parallel(file, offset, bytes);
-    }
-};
-
 // While a one-chunk sort runs on the GPU the host's threads are mostly idle: they fault in the
 // output's pages meanwhile (without changing them), so that writing the output later is a plain
 // copy. Waits for that work when it goes out of scope, an exception included.
 class OutputPrefault {
 public:
-    OutputPrefault(const Output& output, const ChunkSorter& sorter) {
+    OutputPrefault(const SortOutput& output, const ChunkSorter& sorter) {
         if (!output.mapping || sorter.chunks_in_host_memory()) return;
         const io::FileMapping& mapping = *output.mapping;
         group_.run([&mapping] {
@@ -63,26 +54,41 @@ private:
 };
 
 // One chunk: read from the input, sorted, written to the output in its raw form.
-void sort_as_one_chunk(const io::File& input, const Output& output, const SortPlan& plan, ChunkSorter& sorter,
-                       SortReport& report) {
+void sort_as_one_chunk(const io::File& input, std::size_t width, const SortOutput& output, const SortPlan& plan,
+                       ChunkSorter& sorter, SortReport& report) {
     OutputPrefault prefault(output, sorter);
     ChunkIo chunk_io;
-    const std::size_t width = plan.record_size;
     chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
         io::read_parallel(input, first * width, bytes);
     };
     chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { output.write(first * width, bytes); };
     sorter.prepare(1, plan.records);
     report.times += sorter.sort_chunk(0, plan.records, ChunkForm::raw_to_raw, chunk_io);
+    report.output_records = plan.records;
+}
+
+// One chunk of records with --unique: sorted into entries, whose first of each key goes out.
+void sort_unique_as_one_chunk(const io::File& input, const KeySpec& spec, const SortOutput& output,
+                              const SortPlan& plan, ChunkSorter& sorter, SortReport& report) {
+    RecordOutput records(output, 8 * key_words(spec), spec.record_size, true, 1);
+    ChunkIo chunk_io;
+    chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+        io::read_parallel(input, first * spec.record_size, bytes);
+    };
+    chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { records.put(0, first, bytes); };
+    sorter.prepare(1, plan.records);
+    report.times += sorter.sort_chunk(0, plan.records, ChunkForm::raw_to_normalized, chunk_io);
+    report.output_records = records.finish();
 }
 
 template <class T>
-void sort_external(const io::File& input, const Output& output, const SortPlan& plan, const KeyOrder& order,
+void sort_external(const io::File& input, const SortOutput& output, const SortPlan& plan, const KeyOrder& order,
                    ChunkSorter& sorter, const std::string& tmp_dir, SortReport& report) {
     // No OutputPrefault here: during run formation the host's threads are busy with the runs, and
     // faulting in the output then slowed the whole sort down on the GPU machine.
-    std::vector<SortedRun<T>> runs = form_runs<T>(input, plan, sorter, tmp_dir, report.times);
+    std::vector<SortedRun<T>> runs = form_runs<T>(input, sizeof(T), plan, sorter, tmp_dir, report.times);
     report.runs = runs.size();
+    report.output_records = plan.records;
     report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * sizeof(T);
 
     ScopedPhase phase(report.times.merge);
@@ -103,19 +109,44 @@ void sort_external(const io::File& input, const Output& output, const SortPlan& 
     merge_runs<T>(runs, target, plan);
 }
 
+// Records: runs of entries with W key words, merged on the host into records.
+template <std::size_t W>
+void sort_records_external(const io::File& input, const KeySpec& spec, bool unique, const SortOutput& output,
+                           const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir, SortReport& report) {
+    using T = RecordKey<W>;
+    std::vector<SortedRun<T>> runs = form_runs<T>(input, spec.record_size, plan, sorter, tmp_dir, report.times);
+    report.runs = runs.size();
+    report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * plan.record_size;
+
+    ScopedPhase phase(report.times.merge);
+    report.merge_passes = merge_to_fan_in<T>(runs, plan, tmp_dir, report.bytes_spilled) + 1;
+    RecordOutput records(output, 8 * W, spec.record_size, unique, plan.merge_slices(plan.records));
+    MergeTarget<T> target;
+    target.sink = [&](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
+        records.put(slice, rank, entries);
+    };
+    merge_runs<T>(runs, target, plan);
+    report.output_records = records.finish();
+}
+
 }  // namespace
 
 SortReport sort_file(const SortOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     SortReport report;
-    const std::size_t record_size = key_width(options.order.type);
+    // Records with a key spec, or whole-record keys that --unique needs to see as records.
+    const bool records = options.records || options.unique;
+    const KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
+    if (records) spec.validate();
+    const std::size_t record_size = records ? spec.record_size : key_width(options.order.type);
+    report.record_size = record_size;
 
     io::File input = io::File::open_read(options.input);
     report.bytes = input.size();
     if (report.bytes % record_size != 0)
         throw SortError("'" + options.input + "' is " + std::to_string(report.bytes) +
                         " bytes long, which is not a multiple of the record size " + std::to_string(record_size) +
-                        " (" + std::string(key_type_name(options.order.type)) + ")");
+                        (options.records ? "" : " (" + std::string(key_type_name(options.order.type)) + ")"));
     report.records = report.bytes / record_size;
 
     Budgets budgets;
@@ -123,10 +154,13 @@ SortReport sort_file(const SortOptions& options) {
     budgets.threads = options.threads.value_or(default_threads());
     if (budgets.memory_bytes < kMinMemoryBudget) throw std::invalid_argument("the memory budget must be at least 1M");
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism, std::max(1u, budgets.threads));
-    std::unique_ptr<ChunkSorter> sorter = make_chunk_sorter(options, std::max(1u, budgets.threads));
+    std::unique_ptr<ChunkSorter> sorter =
+        make_chunk_sorter(options, records ? &spec : nullptr, std::max(1u, budgets.threads));
     report.backend = sorter->name();
     const std::uint64_t memory = chunk_memory(budgets.memory_bytes);
-    report.plan = plan_sort(report.records, record_size, budgets, {sorter->capacity(1, memory), sorter->capacity(2, memory), sorter->chunks_in_host_memory()});
+    // Runs of records hold entries (key words and record): plan with their size.
+    report.plan = plan_sort(report.records, records ? entry_bytes(spec) : record_size, budgets,
+                            {sorter->capacity(1, memory), sorter->capacity(2, memory), sorter->chunks_in_host_memory()});
     if (options.max_fan_in)
         report.plan.fan_in = std::max<std::size_t>(2, std::min(report.plan.fan_in, *options.max_fan_in));
     const SortPlan& plan = report.plan;
@@ -144,10 +178,20 @@ SortReport sort_file(const SortOptions& options) {
         const bool reserved = output_file.file().allocate(report.bytes);
         std::optional<io::FileMapping> mapping;
         if (reserved) mapping.emplace(output_file.file(), report.bytes);
-        const Output output{output_file.file(), mapping ? &*mapping : nullptr};
+        const SortOutput output{output_file.file(), mapping ? &*mapping : nullptr};
         if (plan.in_memory) {
             report.runs = 1;
-            sort_as_one_chunk(input, output, plan, *sorter, report);
+            if (options.unique)
+                sort_unique_as_one_chunk(input, spec, output, plan, *sorter, report);
+            else
+                sort_as_one_chunk(input, record_size, output, plan, *sorter, report);
+        } else if (records) {
+            switch (key_words(spec)) {
+            case 1: sort_records_external<1>(input, spec, options.unique, output, plan, *sorter, tmp_dir, report); break;
+            case 2: sort_records_external<2>(input, spec, options.unique, output, plan, *sorter, tmp_dir, report); break;
+            case 3: sort_records_external<3>(input, spec, options.unique, output, plan, *sorter, tmp_dir, report); break;
+            default: sort_records_external<4>(input, spec, options.unique, output, plan, *sorter, tmp_dir, report); break;
+            }
         } else {
             switch (record_size) {
             case 1: sort_external<std::uint8_t>(input, output, plan, options.order, *sorter, tmp_dir, report); break;
@@ -157,6 +201,8 @@ SortReport sort_file(const SortOptions& options) {
             }
         }
     }
+    // Duplicates dropped by --unique leave the reserved space unused at the end.
+    if (report.output_records < report.records) output_file.file().truncate(report.output_records * record_size);
     // A file that changed size while it was read would give a wrong result: refuse to commit it.
     if (input.size() != report.bytes)
         throw SortError("'" + options.input + "' changed size while it was being sorted");

@@ -1,7 +1,8 @@
-// The public API of the library: sort one file of fixed-size keys into another.
+// The public API of the library: sort one file of fixed-size keys or records into another.
 #pragma once
 
 #include "src/key_normalization.hpp"
+#include "src/key_spec.hpp"
 #include "src/phase_timer.hpp"
 #include "src/sort_plan.hpp"
 
@@ -23,7 +24,12 @@ enum class Backend { automatic, cpu, gpu };
 struct SortOptions {
     std::string input;
     std::string output;
-    KeyOrder order;
+    KeyOrder order;                             // the whole record is one key of this type ...
+    std::optional<KeySpec> records;             // ... unless records with a key spec are given
+    // Of each group of records with equal keys keep only the first (in input order). Sorts of
+    // records are always stable (equal keys keep their input order); sorts of whole-record keys
+    // are trivially so.
+    bool unique = false;
     std::optional<std::uint64_t> memory_bytes;  // default: default_memory_budget()
     std::optional<unsigned> threads;            // default: default_threads()
     std::optional<std::string> tmp_dir;         // default: OUTPUT's folder
@@ -42,6 +48,8 @@ struct SortReport {
     std::string backend;
     std::uint64_t bytes = 0;
     std::uint64_t records = 0;
+    std::uint64_t output_records = 0;  // fewer than records with --unique
+    std::size_t record_size = 0;
     std::uint64_t runs = 0;          // sorted runs formed (1 when sorted in memory)
     unsigned merge_passes = 0;       // passes over the data by the merge (0 when sorted in memory)
     std::uint64_t bytes_spilled = 0; // bytes written to temp files

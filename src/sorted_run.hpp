@@ -1,5 +1,6 @@
-// SortedRun: a sorted sequence of normalised keys stored in a spill file or in host memory, with an in-memory
-// sample (every stride-th key) that lets the merge find split points with few reads.
+// SortedRun: a sorted sequence of entries (a normalised key, followed by the record when records
+// are sorted) stored in a spill file or in host memory, with an in-memory sample (every
+// stride-th key) that lets the merge find split points with few reads.
 // RunSequence is the view of one run that the multi-way selection searches.
 #pragma once
 
@@ -18,58 +19,81 @@ template <class T>
 struct SortedRun {
     // Keeps the run's spill file or host buffer alive; freed with the last run that uses it.
     std::shared_ptr<const void> storage;
-    const io::File* file = nullptr;  // the run lies in this spill file ...
-    const T* memory = nullptr;       // ... or in host memory
-    std::uint64_t first = 0;         // position of the run's first key in the file or memory (keys)
-    std::uint64_t size = 0;          // keys
+    const io::File* file = nullptr;    // the run lies in this spill file ...
+    const std::byte* memory = nullptr; // ... or in host memory (from where its positions count)
+    std::size_t entry_bytes = sizeof(T);  // an entry: the key T, then (records) the record itself
+    std::uint64_t first = 0;           // position of the run's first entry in the file or memory (entries)
+    std::uint64_t size = 0;            // entries
     std::uint64_t sample_stride = 0;
-    std::vector<T> samples;          // samples[s] == key at position s * sample_stride
+    std::vector<T> samples;            // samples[s] == key at position s * sample_stride
 
     static SortedRun in_file(std::shared_ptr<const io::File> spill, std::uint64_t first, std::uint64_t size,
-                             std::uint64_t stride) {
+                             std::uint64_t stride, std::size_t entry_bytes = sizeof(T)) {
         SortedRun run;
         run.file = spill.get();
         run.storage = std::move(spill);
-        run.set_place(first, size, stride);
+        run.set_place(first, size, stride, entry_bytes);
         return run;
     }
-    static SortedRun in_memory(std::shared_ptr<const void> buffer, const T* keys, std::uint64_t first,
-                               std::uint64_t size, std::uint64_t stride) {
+    static SortedRun in_memory(std::shared_ptr<const void> buffer, const std::byte* base, std::uint64_t first,
+                               std::uint64_t size, std::uint64_t stride, std::size_t entry_bytes = sizeof(T)) {
         SortedRun run;
         run.storage = std::move(buffer);
-        run.memory = keys;
-        run.set_place(first, size, stride);
+        run.memory = base;
+        run.set_place(first, size, stride, entry_bytes);
         return run;
     }
 
+    // Entries [pos, ...) of a run in memory.
+    const std::byte* entries_at(std::uint64_t pos) const { return memory + (first + pos) * entry_bytes; }
+    void read_entries(std::uint64_t pos, std::uint64_t count, std::byte* out) const {
+        if (memory)
+            std::memcpy(out, entries_at(pos), count * entry_bytes);
+        else
+            file->read_at((first + pos) * entry_bytes, std::span<std::byte>(out, count * entry_bytes));
+    }
     T read_at(std::uint64_t pos) const {
         T key;
         read_range(pos, std::span<T>(&key, 1));
         return key;
     }
+    // The keys of entries [pos, pos + out.size()).
     void read_range(std::uint64_t pos, std::span<T> out) const {
-        if (memory)
-            std::memcpy(out.data(), memory + first + pos, out.size_bytes());
-        else
-            file->read_at((first + pos) * sizeof(T), std::as_writable_bytes(out));
+        if (entry_bytes == sizeof(T)) {
+            read_entries(pos, out.size(), reinterpret_cast<std::byte*>(out.data()));
+            return;
+        }
+        thread_local std::vector<std::byte> entries;
+        entries.resize(out.size() * entry_bytes);
+        read_entries(pos, out.size(), entries.data());
+        for (std::size_t i = 0; i < out.size(); ++i) std::memcpy(&out[i], entries.data() + i * entry_bytes, sizeof(T));
     }
 
 private:
-    void set_place(std::uint64_t first_key, std::uint64_t keys, std::uint64_t stride) {
-        first = first_key;
-        size = keys;
+    void set_place(std::uint64_t first_entry, std::uint64_t entries, std::uint64_t stride, std::size_t bytes) {
+        first = first_entry;
+        size = entries;
         sample_stride = stride;
-        samples.resize((keys + stride - 1) / stride);
+        entry_bytes = bytes;
+        samples.resize((entries + stride - 1) / stride);
     }
 };
 
-// Keys at every `stride`-th position of a sorted buffer whose first key has position `first_pos`
-// in its run, stored into samples[first_pos / stride ...].
+// Keys at every `stride`-th position of a sorted buffer of entries (entry_bytes each, key first)
+// whose first entry has position `first_pos` in its run, stored into samples[first_pos / stride ...].
 template <class T>
-void take_samples(std::span<const T> keys, std::uint64_t first_pos, std::uint64_t stride,
-                  std::vector<T>& samples) {
+void take_samples(std::span<const std::byte> entries, std::size_t entry_bytes, std::uint64_t first_pos,
+                  std::uint64_t stride, std::vector<T>& samples) {
+    const std::uint64_t count = entries.size() / entry_bytes;
     std::uint64_t pos = (first_pos + stride - 1) / stride * stride;
-    for (; pos < first_pos + keys.size(); pos += stride) samples[pos / stride] = keys[pos - first_pos];
+    for (; pos < first_pos + count; pos += stride)
+        std::memcpy(&samples[pos / stride], entries.data() + (pos - first_pos) * entry_bytes, sizeof(T));
+}
+
+// The same for a buffer of plain keys.
+template <class T>
+void take_samples(std::span<const T> keys, std::uint64_t first_pos, std::uint64_t stride, std::vector<T>& samples) {
+    take_samples<T>(std::as_bytes(keys), sizeof(T), first_pos, stride, samples);
 }
 
 // A sorted run as the selection sees it. first_true(lo, hi, pred) returns the first position

@@ -279,3 +279,42 @@ TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 1);
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "12:u32", "--record-size", "13", dir / "recs"}, dir).status, 2);
 }
+
+TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {
+    ScratchDir dir;
+    constexpr std::size_t n = 4000;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "4000", "--seed", "7", dir / "bin"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--count", "4000", "--seed", "7", dir / "txt"}, dir).status, 0);
+    const std::string bin = read_text(dir / "bin");
+    const std::string txt = read_text(dir / "txt");
+    ASSERT_EQ(bin.size(), 100 * n);
+    ASSERT_EQ(txt.size(), 100 * n);
+    constexpr char kHex[] = "0123456789abcdef";
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string line = txt.substr(i * 100, 100);
+        ASSERT_EQ(line[99], '\n') << "line " << i;
+        for (std::size_t c = 0; c < 99; ++c)
+            ASSERT_TRUE(line[c] >= 0x20 && line[c] < 0x7f) << "line " << i << " char " << c;
+        std::string hex;
+        for (std::size_t b = 0; b < 10; ++b) {
+            const auto byte = static_cast<unsigned char>(bin[i * 100 + b]);
+            hex += kHex[byte >> 4];
+            hex += kHex[byte & 15];
+        }
+        ASSERT_EQ(line.substr(0, 20), hex) << "line " << i;
+        lines.push_back(line);
+    }
+    // Lines identify their record, and text order is the binary key order.
+    EXPECT_EQ(std::set<std::string>(lines.begin(), lines.end()).size(), n);
+    std::vector<std::size_t> by_text(n), by_key(n);
+    for (std::size_t i = 0; i < n; ++i) by_text[i] = by_key[i] = i;
+    std::stable_sort(by_text.begin(), by_text.end(), [&](std::size_t x, std::size_t y) {
+        return lines[x].compare(0, 20, lines[y], 0, 20) < 0;
+    });
+    std::stable_sort(by_key.begin(), by_key.end(), [&](std::size_t x, std::size_t y) {
+        return bin.compare(x * 100, 10, bin, y * 100, 10) < 0;
+    });
+    EXPECT_EQ(by_text, by_key);
+    EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--type", "u32", "--count", "5", dir / "c"}, dir).status, 0);
+}

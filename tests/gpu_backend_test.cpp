@@ -20,7 +20,7 @@ std::string gpu_unavailable() {
     SortOptions options;
     options.backend = Backend::gpu;
     try {
-        make_chunk_sorter(options, 1);
+        make_chunk_sorter(options, nullptr, 1);
         return "";
     } catch (const std::exception& e) {
         return e.what();
@@ -114,7 +114,7 @@ TEST(GpuBackend, DeviceOutOfMemoryIsAOneLineError) {
     SortOptions options;
     options.order = {KeyType::u64, false};
     options.backend = Backend::gpu;
-    auto sorter = make_chunk_sorter(options, 1);
+    auto sorter = make_chunk_sorter(options, nullptr, 1);
     try {
         sorter->prepare(1, std::uint64_t{1} << 40);  // 8 TiB of keys: more than any device has
         FAIL() << "no error";

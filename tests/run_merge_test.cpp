@@ -46,7 +46,7 @@ RunSet make_runs(const ScratchDir& dir, std::size_t k, std::size_t max_len, bool
         SortedRun<std::uint64_t> run;
         if (r % 2 == 0) {
             auto memory = std::make_shared<std::vector<std::uint64_t>>(keys);
-            run = SortedRun<std::uint64_t>::in_memory(memory, memory->data(), 0, keys.size(), 16);
+            run = SortedRun<std::uint64_t>::in_memory(memory, reinterpret_cast<const std::byte*>(memory->data()), 0, keys.size(), 16);
         } else {
             file->write_at(file_offset * 8, std::as_bytes(std::span<const std::uint64_t>(keys)));
             run = SortedRun<std::uint64_t>::in_file(file, file_offset, keys.size(), 16);
@@ -150,7 +150,7 @@ TEST(SliceMerge, SlicesOfAllRunsSortedAsChunksGiveTheMergedOutput) {
             std::sort(keys.begin(), keys.end());
             if (r % 2 == 0) {  // runs in memory and in a file, as in make_runs
                 auto memory = std::make_shared<std::vector<std::uint64_t>>(keys);
-                run = SortedRun<std::uint64_t>::in_memory(memory, memory->data(), 0, keys.size(), 16);
+                run = SortedRun<std::uint64_t>::in_memory(memory, reinterpret_cast<const std::byte*>(memory->data()), 0, keys.size(), 16);
             } else {
                 file->write_at(r * 4000 * 8, std::as_bytes(std::span<const std::uint64_t>(keys)));
                 run = SortedRun<std::uint64_t>::in_file(file, r * 4000, keys.size(), 16);

@@ -1,5 +1,6 @@
 // gpusort-gen: writes test data, N keys of one type drawn from a distribution, or N Sort
-// Benchmark style records (--format gensort). Every record is a function of (seed, index) alone,
+// Benchmark style records (--format gensort), or the same records as text lines for line-based
+// sorters such as GNU sort (--format gensort-text). Every record is a function of (seed, index) alone,
 // so the same seed gives the same bytes, on any machine and with any number of threads.
 #include "src/key_normalization.hpp"
 #include "src/key_type.hpp"
@@ -164,6 +165,27 @@ void gensort_record(const Generator& gen, std::uint64_t index, unsigned char* re
         record[i] = static_cast<unsigned char>('A' + (index + i) % 26);
 }
 
+// --format gensort-text: the record of the same index as a 100-byte text line, for sorters that
+// take lines (GNU sort). Characters 0-19 are the 10 key bytes as lowercase hex, so that the line
+// order under LC_ALL=C is the memcmp order of the binary keys; then a space, the index as 20
+// decimal digits, a space, 57 letters derived from the index, and '\n' (99 printable characters
+// and a newline).
+void gensort_text_line(const Generator& gen, std::uint64_t index, unsigned char* line) {
+    unsigned char record[kGensortRecord];
+    gensort_record(gen, index, record);
+    constexpr char kHex[] = "0123456789abcdef";
+    for (int b = 0; b < 10; ++b) {
+        line[2 * b] = static_cast<unsigned char>(kHex[record[b] >> 4]);
+        line[2 * b + 1] = static_cast<unsigned char>(kHex[record[b] & 15]);
+    }
+    line[20] = ' ';
+    std::uint64_t rest = index;
+    for (int d = 40; d >= 21; --d, rest /= 10) line[d] = static_cast<unsigned char>('0' + rest % 10);
+    line[41] = ' ';
+    for (std::size_t i = 42; i < kGensortRecord - 1; ++i) line[i] = record[i];  // letters 'A'..'Z'
+    line[kGensortRecord - 1] = '\n';
+}
+
 void write_all(int fd, const std::string& name, const unsigned char* data, std::size_t size) {
     while (size > 0) {
         ssize_t n = ::write(fd, data, size);
@@ -178,10 +200,13 @@ void write_all(int fd, const std::string& name, const unsigned char* data, std::
 
 int main(int argc, char** argv) {
     po::options_description visible(
-        "Usage: gpusort-gen [--type T | --format gensort] --count N [--dist D] [--seed S] [--special] OUTPUT\nOptions");
+        "Usage: gpusort-gen [--type T | --format gensort|gensort-text] --count N [--dist D] [--seed S] [--special] OUTPUT\nOptions");
     visible.add_options()
         ("type", po::value<std::string>()->default_value("u64"), "key type: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
-        ("format", po::value<std::string>(), "gensort: 100-byte records with a 10-byte binary key (see the source for the layout)")
+        ("format", po::value<std::string>(),
+         "gensort: 100-byte records with a 10-byte binary key (see the source for the layout); "
+         "gensort-text: the same records as 100-byte text lines (the key as 20 hex digits, a space, the index "
+         "as 20 decimal digits, a space, 57 letters, '\\n'), for line sorters such as LC_ALL=C sort")
         ("count", po::value<std::string>(), "number of keys (suffixes K, M, G allowed: powers of 1024)")
         ("dist", po::value<std::string>()->default_value("uniform"),
          "uniform, sorted, reversed, equal, few-unique, nearly-sorted, zipf, normal")
@@ -215,10 +240,13 @@ int main(int argc, char** argv) {
         gen.seed = vm["seed"].as<std::uint64_t>();
         gen.special = vm.count("special") > 0;
         const bool gensort = vm.count("format") > 0;
+        bool text = false;
         if (gensort) {
-            if (vm["format"].as<std::string>() != "gensort")
-                throw std::invalid_argument("unknown --format '" + vm["format"].as<std::string>() + "' (only gensort)");
-            if (!vm["type"].defaulted()) throw std::invalid_argument("--format gensort and --type exclude each other");
+            const std::string format = vm["format"].as<std::string>();
+            if (format != "gensort" && format != "gensort-text")
+                throw std::invalid_argument("unknown --format '" + format + "' (gensort or gensort-text)");
+            text = format == "gensort-text";
+            if (!vm["type"].defaulted()) throw std::invalid_argument("--format " + format + " and --type exclude each other");
             gen.type = KeyType::u64;
         }
         if (gen.special && key_kind(gen.type) != KeyKind::floating)
@@ -233,7 +261,9 @@ int main(int argc, char** argv) {
         for (std::uint64_t first = 0; first < gen.count; first += kBlock) {
             const std::uint64_t n = std::min(kBlock, gen.count - first);
             tbb::parallel_for(std::uint64_t{0}, n, [&](std::uint64_t i) {
-                if (gensort) {
+                if (text) {
+                    gensort_text_line(gen, first + i, block.data() + i * width);
+                } else if (gensort) {
                     gensort_record(gen, first + i, block.data() + i * width);
                 } else {
                     const std::uint64_t raw = gen.value(first + i);
