@@ -318,3 +318,71 @@ TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {
     EXPECT_EQ(by_text, by_key);
     EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--type", "u32", "--count", "5", dir / "c"}, dir).status, 0);
 }
+
+TEST(Cli, SortsRecordsByKeySpecsAndGensortFiles) {
+    ScratchDir dir;
+    // Sort Benchmark records, in memory and spilled as many runs; checked by gpusort-check.
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "50000", dir / "in"}, dir).status, 0);
+    for (const char* memory : {"1G", "1M"}) {
+        Result r = sort_cli({"--backend", "cpu", "--memory", memory, "--format", "gensort", dir / "in", dir / "out"}, dir);
+        ASSERT_EQ(r.status, 0) << r.err;
+        Result checked = run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "out"}, dir);
+        EXPECT_EQ(checked.status, 0) << memory << " " << checked.out << checked.err;
+    }
+    // --descending reverses the key; the same records read as 25 u32 fields, keyed by two of them.
+    Result r = sort_cli({"--backend", "cpu", "--format", "gensort", "--descending", dir / "in", dir / "out"}, dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", "--input", dir / "in", dir / "out"}, dir).status, 0);
+    const std::vector<std::string> spec = {"--record-size", "100", "--key", "20:u32:be:desc", "--key", "1:i64"};
+    std::vector<std::string> args = spec;
+    args.insert(args.end(), {"--backend", "cpu", "--stable", dir / "in", dir / "out"});
+    r = sort_cli(args, dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    args = spec;
+    args.insert(args.end(), {"--input", dir / "in", dir / "out"});
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 0);
+    // --type with a larger --record-size: a little-endian key of that type at offset 0.
+    r = sort_cli({"--backend", "cpu", "--type", "u16", "--record-size", "100", "--unique", "--stats", dir / "stats",
+                  dir / "in", dir / "out"},
+                 dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string out = read_text(dir / "out");
+    ASSERT_EQ(out.size() % 100, 0u);
+    ASSERT_LE(out.size(), 65536u * 100);
+    for (std::size_t i = 100; i < out.size(); i += 100) {
+        const auto key = [&](std::size_t at) { return std::uint16_t(std::uint8_t(out[at]) | std::uint8_t(out[at + 1]) << 8); };
+        ASSERT_LT(key(i - 100), key(i)) << "record " << i / 100;
+    }
+    EXPECT_NE(read_text(dir / "stats").find("\"output_records\": " + std::to_string(out.size() / 100)), std::string::npos);
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out", "stats"}));
+}
+
+TEST(Cli, RefusesNonsenseRecordOptions) {
+    ScratchDir dir;
+    write_text(dir / "in", std::string(26, 'x'));
+    write_text(dir / "out", "keep");
+    struct Case {
+        std::vector<std::string> args;
+        const char* message;
+    };
+    for (const Case& c : std::vector<Case>{
+             {{"--record-size", "13", "--key", "12:u32"}, "beyond the 13-byte record"},
+             {{"--record-size", "13", "--key", "0:u24"}, "unknown type 'u24'"},
+             {{"--record-size", "13", "--key", "0:bytes:0"}, "'0:bytes:0'"},
+             {{"--record-size", "13", "--key", "0:u32:sideways"}, "'0:u32:sideways'"},
+             {{"--record-size", "13", "--key", "zero:u32"}, "'zero:u32'"},
+             {{"--record-size", "40", "--key", "0:bytes:30", "--key", "30:u32"}, "at most 32"},
+             {{"--record-size", "0", "--key", "0:u8"}, "--record-size"},
+             {{"--type", "u32", "--key", "0:u32"}, "--key replaces --type"},
+             {{"--format", "gensort", "--key", "0:u32"}, "--format gensort"},
+             {{"--format", "csv"}, "unknown format 'csv'"},
+             {{"--record-size", "2", "--type", "u32"}, "beyond the 2-byte record"},
+             {{"--record-size", "4", "--key", "0:u8"}, "not a multiple of the record size 4"},
+         }) {
+        std::vector<std::string> args = c.args;
+        args.insert(args.end(), {dir / "in", dir / "out"});
+        expect_one_error_line(sort_cli(args, dir), c.message);
+        EXPECT_EQ(read_text(dir / "out"), "keep");
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+    }
+}

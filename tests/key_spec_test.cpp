@@ -1,6 +1,7 @@
 // Key specs: parsing and refusal of nonsense, and the normalised key of a record, whose memcmp
 // order must equal an independent field-by-field reference comparison.
 #include "reference_order.hpp"
+#include "reference_records.hpp"
 #include "src/key_spec.hpp"
 
 #include <gtest/gtest.h>
@@ -62,50 +63,6 @@ TEST(KeySpec, ValidatesAgainstTheRecord) {
 }
 
 namespace {
-
-// Reference: the value of a numeric field read byte by byte in its byte order.
-template <class T>
-T read_field(const std::byte* field, bool big_endian) {
-    std::byte bytes[sizeof(T)];
-    for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = field[big_endian ? sizeof(T) - 1 - i : i];
-    T value;
-    std::memcpy(&value, bytes, sizeof(T));  // the host is little-endian
-    return value;
-}
-
-// -1, 0 or 1 as record a sorts before, with or after b under one field.
-template <class T>
-int compare_field(const std::byte* a, const std::byte* b, const KeyField& f) {
-    const T x = read_field<T>(a + f.offset, f.big_endian), y = read_field<T>(b + f.offset, f.big_endian);
-    int c = reference_less(x, y) ? -1 : reference_less(y, x) ? 1 : 0;
-    return f.descending ? -c : c;
-}
-
-int reference_compare(const std::byte* a, const std::byte* b, const KeySpec& spec) {
-    for (const auto& f : spec.fields) {
-        int c = 0;
-        if (f.is_bytes) {
-            c = std::memcmp(a + f.offset, b + f.offset, f.length);
-            c = c < 0 ? -1 : c > 0 ? 1 : 0;
-            if (f.descending) c = -c;
-        } else {
-            switch (f.type) {
-            case KeyType::u8: c = compare_field<std::uint8_t>(a, b, f); break;
-            case KeyType::u16: c = compare_field<std::uint16_t>(a, b, f); break;
-            case KeyType::u32: c = compare_field<std::uint32_t>(a, b, f); break;
-            case KeyType::u64: c = compare_field<std::uint64_t>(a, b, f); break;
-            case KeyType::i8: c = compare_field<std::int8_t>(a, b, f); break;
-            case KeyType::i16: c = compare_field<std::int16_t>(a, b, f); break;
-            case KeyType::i32: c = compare_field<std::int32_t>(a, b, f); break;
-            case KeyType::i64: c = compare_field<std::int64_t>(a, b, f); break;
-            case KeyType::f32: c = compare_field<float>(a, b, f); break;
-            case KeyType::f64: c = compare_field<double>(a, b, f); break;
-            }
-        }
-        if (c != 0) return c;
-    }
-    return 0;
-}
 
 void expect_memcmp_order_matches(const KeySpec& spec, std::uint64_t seed) {
     spec.validate();
