@@ -1,5 +1,6 @@
 // ChunkEngine: per-slot streams, device arrays, sorters and double staging buffers; the
-// piecewise copy-in / sort / copy-out pipeline of one chunk.
+// piecewise copy-in / sort / copy-out pipeline of one chunk, shared by the plain mode (keys) and
+// the record mode (records sorted by normalised key, gathered piece by piece on the way out).
 #include "gpu/chunk_engine.hpp"
 
 #include "gpu/device_buffer.hpp"
@@ -19,15 +20,74 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A slot's two pinned staging buffers, and the events that say when each one's last copy is done.
+struct Staging {
+    PinnedBuffer<std::byte> buffer[2];
+    Event copied[2]{Event(false), Event(false)};
+};
+
+// Copy in: reads the n elements of `width` bytes piece by piece (whole elements per piece), piece
+// p into buffer[p % 2] while piece p - 1 is copied from the other one to `device` (n elements).
+// Returns the seconds spent from the first read to the last copy queued.
+double copy_in(Staging& staging, cudaStream_t stream, std::size_t n, std::size_t width, std::byte* device,
+               const ChunkCallbacks& io) {
+    const std::size_t piece = staging.buffer[0].size() / width;
+    const std::size_t pieces = (n + piece - 1) / piece;
+    const auto read_start = std::chrono::steady_clock::now();
+    for (std::size_t p = 0; p < pieces; ++p) {
+        const std::size_t first = p * piece, count = std::min(piece, n - first);
+        auto& buffer = staging.buffer[p % 2];
+        if (p >= 2) staging.copied[p % 2].synchronize();
+        io.read(first, buffer.data(), count);
+        check_cuda(cudaMemcpyAsync(device + first * width, buffer.data(), count * width, cudaMemcpyHostToDevice, stream),
+                   "cudaMemcpyAsync (chunk to the device)");
+        staging.copied[p % 2].record(stream);
+    }
+    return seconds_since(read_start);
+}
+
+// Copy out: piece p of the n sorted elements of `width` bytes is copied into buffer[p % 2] while
+// piece p - 1 is written. make_piece(first, count) queues whatever work puts elements
+// [first, first + count) on the device and returns their device address. `done` is recorded after
+// the last copy. Returns the seconds spent in the write callback; blocks until the last write.
+template <class MakePiece>
+double copy_out(Staging& staging, cudaStream_t stream, std::size_t n, std::size_t width, MakePiece make_piece,
+                Event& done, const ChunkCallbacks& io) {
+    const std::size_t piece = staging.buffer[0].size() / width;
+    const std::size_t pieces = (n + piece - 1) / piece;
+    double write_seconds = 0;
+    auto write_piece = [&](std::size_t p) {
+        const std::size_t first = p * piece, count = std::min(piece, n - first);
+        staging.copied[p % 2].synchronize();
+        const auto start = std::chrono::steady_clock::now();
+        io.write(first, staging.buffer[p % 2].data(), count);
+        write_seconds += seconds_since(start);
+    };
+    for (std::size_t p = 0; p < pieces; ++p) {
+        const std::size_t first = p * piece, count = std::min(piece, n - first);
+        const std::byte* source = make_piece(first, count);
+        check_cuda(cudaMemcpyAsync(staging.buffer[p % 2].data(), source, count * width, cudaMemcpyDeviceToHost, stream),
+                   "cudaMemcpyAsync (sorted chunk to the host)");
+        staging.copied[p % 2].record(stream);
+        if (p == pieces - 1) done.record(stream);
+        if (p >= 1) write_piece(p - 1);
+    }
+    write_piece(pieces - 1);
+    return write_seconds;
+}
 }  // namespace
 
 struct ChunkEngine::Slot {
     Stream stream;
-    DeviceBuffer<std::byte> raw;   // narrow raw keys (widths 1 and 2); empty otherwise
-    DeviceBuffer<std::byte> keys;  // sort keys (u32 or u64); wide raw keys are mapped in place
-    std::variant<std::monostate, DeviceSorter<std::uint32_t>, DeviceSorter<std::uint64_t>> sorter;
-    PinnedBuffer<std::byte> staging[2];
-    Event copied[2]{Event(false), Event(false)};
+    DeviceBuffer<std::byte> raw;   // plain: narrow raw keys (widths 1 and 2), else empty; record: the records
+    DeviceBuffer<std::byte> keys;  // sort keys (u32, u64 or Key128); wide raw keys are mapped in place
+    DeviceBuffer<std::uint64_t> index;  // record: each sorted key's record index (the permutation)
+    DeviceBuffer<std::byte> piece;      // record: one output piece, gathered before its copy out
+    std::variant<std::monostate, DeviceSorter<std::uint32_t>, DeviceSorter<std::uint64_t>,
+                 DeviceSorter<std::uint64_t, std::uint64_t>, DeviceSorter<Key128, std::uint64_t>>
+        sorter;
+    Staging staging;
     Event marks[4]{Event(true), Event(true), Event(true), Event(true)};
 };
 
@@ -37,10 +97,34 @@ ChunkEngine::ChunkEngine(int device, std::size_t key_width, KeyMapping mapping)
         throw GpuError(cudaErrorInvalidValue, "unsupported key width " + std::to_string(key_width));
 }
 
+ChunkEngine::ChunkEngine(int device, const RecordKeyFormat& format)
+    : device_(device), record_mode_(true), format_(format) {
+    validate_record_key_format(format);
+}
+
 ChunkEngine::~ChunkEngine() = default;
+
+std::size_t ChunkEngine::input_width() const { return record_mode_ ? format_.record_size : key_width_; }
+
+std::size_t ChunkEngine::output_width(bool restore) const {
+    if (!record_mode_) return key_width_;
+    return restore ? format_.record_size : std::size_t{8} * format_.key_words() + format_.record_size;
+}
+
+std::size_t ChunkEngine::staging_bytes(std::uint64_t keys) const {
+    const std::size_t widest = std::max(input_width(), output_width(false));
+    return std::min(ChunkEnginePolicy::kStagingBytes, std::max<std::size_t>(static_cast<std::size_t>(keys) * widest, 1));
+}
 
 std::size_t ChunkEngine::slot_device_bytes(std::uint64_t keys) const {
     const std::size_t n = static_cast<std::size_t>(keys);
+    if (record_mode_) {
+        // Records, sort keys, index payload, the sorter's scratch, and one gathered output piece.
+        const std::size_t sorter = format_.key_words() == 1
+                                       ? DeviceSorter<std::uint64_t, std::uint64_t>::device_bytes_needed(n)
+                                       : DeviceSorter<Key128, std::uint64_t>::device_bytes_needed(n);
+        return n * format_.record_size + sorter + staging_bytes(keys);
+    }
     const std::size_t raw = key_width_ < 4 ? n * key_width_ : 0;
     if (sort_key_width(key_width_) == 4) return raw + n * 4 + DeviceSorter<std::uint32_t>::scratch_bytes(n);
     return raw + n * 8 + DeviceSorter<std::uint64_t>::scratch_bytes(n);
@@ -48,7 +132,7 @@ std::size_t ChunkEngine::slot_device_bytes(std::uint64_t keys) const {
 
 std::uint64_t ChunkEngine::capacity(std::size_t slots, std::size_t device_bytes) const {
     const std::size_t per_slot = device_bytes / std::max<std::size_t>(slots, 1);
-    std::uint64_t lo = 0, hi = per_slot / key_width_ + 1;  // slot_device_bytes(hi) > per_slot
+    std::uint64_t lo = 0, hi = per_slot / input_width() + 1;  // slot_device_bytes(hi) > per_slot
     while (lo + 1 < hi) {
         const std::uint64_t mid = lo + (hi - lo) / 2;
         (slot_device_bytes(mid) <= per_slot ? lo : hi) = mid;
@@ -61,14 +145,27 @@ void ChunkEngine::prepare(std::size_t slots, std::uint64_t chunk_keys) {
     slots_.clear();
     chunk_keys_ = chunk_keys;
     const std::size_t n = static_cast<std::size_t>(chunk_keys);
-    const std::size_t staging = std::min(ChunkEnginePolicy::kStagingBytes, std::max<std::size_t>(n * key_width_, 1));
+    const std::size_t staging = staging_bytes(chunk_keys);
     for (std::size_t s = 0; s < slots; ++s) {
         auto slot = std::make_unique<Slot>();
-        if (key_width_ < 4) slot->raw = DeviceBuffer<std::byte>(n * key_width_);
-        slot->keys = DeviceBuffer<std::byte>(n * sort_key_width(key_width_));
-        if (sort_key_width(key_width_) == 4) slot->sorter.emplace<DeviceSorter<std::uint32_t>>(n);
-        else slot->sorter.emplace<DeviceSorter<std::uint64_t>>(n);
-        for (auto& buffer : slot->staging) buffer = PinnedBuffer<std::byte>(staging);
+        if (record_mode_) {
+            slot->raw = DeviceBuffer<std::byte>(n * format_.record_size);
+            slot->index = DeviceBuffer<std::uint64_t>(n);
+            slot->piece = DeviceBuffer<std::byte>(staging);
+            if (format_.key_words() == 1) {
+                slot->keys = DeviceBuffer<std::byte>(n * sizeof(std::uint64_t));
+                slot->sorter.emplace<DeviceSorter<std::uint64_t, std::uint64_t>>(n);
+            } else {
+                slot->keys = DeviceBuffer<std::byte>(n * sizeof(Key128));
+                slot->sorter.emplace<DeviceSorter<Key128, std::uint64_t>>(n);
+            }
+        } else {
+            if (key_width_ < 4) slot->raw = DeviceBuffer<std::byte>(n * key_width_);
+            slot->keys = DeviceBuffer<std::byte>(n * sort_key_width(key_width_));
+            if (sort_key_width(key_width_) == 4) slot->sorter.emplace<DeviceSorter<std::uint32_t>>(n);
+            else slot->sorter.emplace<DeviceSorter<std::uint64_t>>(n);
+        }
+        for (auto& buffer : slot->staging.buffer) buffer = PinnedBuffer<std::byte>(staging);
         slots_.push_back(std::move(slot));
     }
 }
@@ -76,67 +173,83 @@ void ChunkEngine::prepare(std::size_t slots, std::uint64_t chunk_keys) {
 ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, bool normalized, bool restore,
                                    const ChunkCallbacks& io) {
     ChunkTimes times;
+    if (record_mode_ && normalized)
+        throw GpuError(cudaErrorInvalidValue, "records cannot come in normalised: the record mode normalises their keys");
     if (keys == 0) return times;
     if (slot_index >= slots_.size() || keys > chunk_keys_)
         throw GpuError(cudaErrorInvalidValue, "chunk larger than the engine was prepared for");
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     Slot& slot = *slots_[slot_index];
-    cudaStream_t stream = slot.stream.get();
     const std::size_t n = static_cast<std::size_t>(keys);
-    std::byte* raw = key_width_ < 4 ? slot.raw.data() : slot.keys.data();
-    const std::size_t piece_keys = slot.staging[0].size() / key_width_;
-    const std::size_t pieces = (n + piece_keys - 1) / piece_keys;
+    if (record_mode_) {
+        sort_records(slot, n, restore, io, times);
+    } else {
+        cudaStream_t stream = slot.stream.get();
+        std::byte* raw = key_width_ < 4 ? slot.raw.data() : slot.keys.data();
 
-    // Copy in: read piece p into staging[p % 2] while piece p - 1 is copied from the other one.
-    slot.marks[0].record(stream);
-    const auto read_start = std::chrono::steady_clock::now();
-    for (std::size_t p = 0; p < pieces; ++p) {
-        const std::size_t first = p * piece_keys, count = std::min(piece_keys, n - first);
-        auto& staging = slot.staging[p % 2];
-        if (p >= 2) slot.copied[p % 2].synchronize();
-        io.read(first, staging.data(), count);
-        check_cuda(cudaMemcpyAsync(raw + first * key_width_, staging.data(), count * key_width_,
-                                   cudaMemcpyHostToDevice, stream),
-                   "cudaMemcpyAsync (chunk to the device)");
-        slot.copied[p % 2].record(stream);
+        slot.marks[0].record(stream);
+        times.read = copy_in(slot.staging, stream, n, key_width_, raw, io);
+        slot.marks[1].record(stream);
+
+        // Keys that come in normalised are only widened: the identity mapping of unsigned keys.
+        map_to_sort_keys(raw, slot.keys.data(), n, key_width_, normalized ? KeyMapping{} : mapping_, stream);
+        if (auto* s32 = std::get_if<DeviceSorter<std::uint32_t>>(&slot.sorter))
+            s32->sort(reinterpret_cast<std::uint32_t*>(slot.keys.data()), n, stream);
+        else
+            std::get<DeviceSorter<std::uint64_t>>(slot.sorter).sort(reinterpret_cast<std::uint64_t*>(slot.keys.data()), n, stream);
+        map_from_sort_keys(slot.keys.data(), raw, n, key_width_, mapping_, restore, stream);
+        slot.marks[2].record(stream);
+
+        const std::size_t width = key_width_;
+        times.write = copy_out(
+            slot.staging, stream, n, width, [&](std::size_t first, std::size_t) { return raw + first * width; },
+            slot.marks[3], io);
     }
-    times.read = seconds_since(read_start);
-    slot.marks[1].record(stream);
-
-    // Keys that come in normalised are only widened: the identity mapping of unsigned keys.
-    map_to_sort_keys(raw, slot.keys.data(), n, key_width_, normalized ? KeyMapping{} : mapping_, stream);
-    if (auto* s32 = std::get_if<DeviceSorter<std::uint32_t>>(&slot.sorter))
-        s32->sort(reinterpret_cast<std::uint32_t*>(slot.keys.data()), n, stream);
-    else
-        std::get<DeviceSorter<std::uint64_t>>(slot.sorter).sort(reinterpret_cast<std::uint64_t*>(slot.keys.data()), n, stream);
-    map_from_sort_keys(slot.keys.data(), raw, n, key_width_, mapping_, restore, stream);
-    slot.marks[2].record(stream);
-
-    // Copy out: piece p is copied into staging[p % 2] while piece p - 1 is written.
-    double write_seconds = 0;
-    auto write_piece = [&](std::size_t p) {
-        const std::size_t first = p * piece_keys, count = std::min(piece_keys, n - first);
-        slot.copied[p % 2].synchronize();
-        const auto start = std::chrono::steady_clock::now();
-        io.write(first, slot.staging[p % 2].data(), count);
-        write_seconds += seconds_since(start);
-    };
-    for (std::size_t p = 0; p < pieces; ++p) {
-        const std::size_t first = p * piece_keys, count = std::min(piece_keys, n - first);
-        check_cuda(cudaMemcpyAsync(slot.staging[p % 2].data(), raw + first * key_width_, count * key_width_,
-                                   cudaMemcpyDeviceToHost, stream),
-                   "cudaMemcpyAsync (sorted chunk to the host)");
-        slot.copied[p % 2].record(stream);
-        if (p == pieces - 1) slot.marks[3].record(stream);
-        if (p >= 1) write_piece(p - 1);
-    }
-    write_piece(pieces - 1);
     slot.stream.synchronize();
-    times.write = write_seconds;
     times.copy_in = Event::elapsed_ms(slot.marks[0], slot.marks[1]) / 1e3;
     times.sort = Event::elapsed_ms(slot.marks[1], slot.marks[2]) / 1e3;
     times.copy_out = Event::elapsed_ms(slot.marks[2], slot.marks[3]) / 1e3;
     return times;
+}
+
+void ChunkEngine::sort_records(Slot& slot, std::size_t n, bool restore, const ChunkCallbacks& io, ChunkTimes& times) {
+    cudaStream_t stream = slot.stream.get();
+    const std::byte* records = slot.raw.data();
+    std::uint64_t* index = slot.index.data();
+
+    slot.marks[0].record(stream);
+    times.read = copy_in(slot.staging, stream, n, format_.record_size, slot.raw.data(), io);
+    slot.marks[1].record(stream);
+
+    // Sort (key, index) pairs stably. Keys of 3 or 4 words: least significant half first, then the
+    // most significant half of each record in that order, carrying the permutation along (LSD).
+    const unsigned words = format_.key_words();
+    if (words == 1) {
+        auto* keys = reinterpret_cast<std::uint64_t*>(slot.keys.data());
+        extract_record_sort_keys(records, n, format_, nullptr, 0, true, keys, index, stream);
+        std::get<DeviceSorter<std::uint64_t, std::uint64_t>>(slot.sorter).sort(keys, index, n, stream);
+    } else {
+        auto* keys = reinterpret_cast<Key128*>(slot.keys.data());
+        auto& sorter = std::get<DeviceSorter<Key128, std::uint64_t>>(slot.sorter);
+        extract_record_sort_keys(records, n, format_, nullptr, words > 2 ? 2 : 0, false, keys, index, stream);
+        sorter.sort(keys, index, n, stream);
+        if (words > 2) {
+            extract_record_sort_keys(records, n, format_, index, 0, false, keys, nullptr, stream);
+            sorter.sort(keys, index, n, stream);
+        }
+    }
+    slot.marks[2].record(stream);
+
+    // Copy out: each piece is gathered into the device piece buffer, then copied. The gathers are
+    // queued on the slot's stream between the copies, so a piece is never overwritten early.
+    std::byte* piece = slot.piece.data();
+    times.write = copy_out(
+        slot.staging, stream, n, output_width(restore),
+        [&](std::size_t first, std::size_t count) {
+            gather_records(records, index + first, count, format_, !restore, piece, stream);
+            return static_cast<const std::byte*>(piece);
+        },
+        slot.marks[3], io);
 }
 
 }  // namespace gpusort::gpu

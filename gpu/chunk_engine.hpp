@@ -6,9 +6,16 @@
 // device arrays, sorter and staging buffers, so chunks in different slots, sorted from different
 // host threads, overlap: one is read and copied in while another is sorted, copied out and written.
 // All memory is allocated once, in prepare().
+//
+// Two modes. Plain: keys of 1, 2, 4 or 8 bytes, the whole element being the key. Record:
+// fixed-size records with a composite key (RecordKeyFormat); the chunk is sorted stably by the
+// records' normalised keys (record_keys.hpp): the key words of every record and its index are
+// sorted on the device, and records (or entries: key words followed by the record) are gathered
+// in that order, a staging piece at a time, on their way out.
 #pragma once
 
 #include "gpu/key_mapping.hpp"
+#include "gpu/record_keys.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,10 +32,12 @@ struct ChunkEnginePolicy {
     static constexpr std::size_t kStagingBytes = std::size_t{64} << 20;
 };
 
+// Elements are keys (plain mode) or records and entries (record mode), of input_width() bytes
+// on the way in and output_width(restore) bytes on the way out; pieces hold whole elements.
 struct ChunkCallbacks {
-    // Fills `keys` keys at `data` with the chunk's keys [first, first + keys).
+    // Fills `keys` elements at `data` with the chunk's elements [first, first + keys).
     std::function<void(std::uint64_t first, void* data, std::size_t keys)> read;
-    // Takes the sorted keys [first, first + keys) of the chunk.
+    // Takes the sorted elements [first, first + keys) of the chunk.
     std::function<void(std::uint64_t first, const void* data, std::size_t keys)> write;
 };
 
@@ -40,14 +49,24 @@ struct ChunkTimes {
 
 class ChunkEngine {
 public:
-    // Keys of `key_width` bytes (1, 2, 4 or 8) on `device`; allocates nothing yet.
+    // Plain mode: keys of `key_width` bytes (1, 2, 4 or 8) on `device`; allocates nothing yet.
     ChunkEngine(int device, std::size_t key_width, KeyMapping mapping);
+    // Record mode: records of format.record_size bytes sorted by their normalised key; allocates
+    // nothing yet. Throws GpuError (cudaErrorInvalidValue) for an unusable format (see
+    // validate_record_key_format).
+    ChunkEngine(int device, const RecordKeyFormat& format);
     ~ChunkEngine();
     ChunkEngine(const ChunkEngine&) = delete;
     ChunkEngine& operator=(const ChunkEngine&) = delete;
 
     int device() const { return device_; }
-    // Device memory one slot needs for chunks of up to `keys` keys.
+    bool record_mode() const { return record_mode_; }
+    // Bytes of an element read in: the key width (plain), the record size (record).
+    std::size_t input_width() const;
+    // Bytes of an element written out: the key width (plain); the record size when `restore`,
+    // else the entry size 8 * key_words + record_size (record).
+    std::size_t output_width(bool restore) const;
+    // Device memory one slot needs for chunks of up to `keys` keys (records).
     std::size_t slot_device_bytes(std::uint64_t keys) const;
     // The largest chunk for which `slots` slots fit in `device_bytes`.
     std::uint64_t capacity(std::size_t slots, std::size_t device_bytes) const;
@@ -58,13 +77,24 @@ public:
     // (of the raw width); `restore`: they go out in their raw form, else normalised. Blocks until
     // the last piece was written. Slots may be used from different threads at once; one chunk per
     // slot at a time.
+    // Record mode: `keys` records come in (`normalized` must be false, else GpuError); they are
+    // sorted stably by normalised key (equal keys keep their input order) and go out as records
+    // when `restore`, else as entries: the key words (native-endian std::uint64_t, word 0 first)
+    // immediately followed by the record, packed. Times: `sort` covers key extraction and the
+    // sort; each output piece is gathered on the device just before its copy, within `copy_out`.
     ChunkTimes sort_chunk(std::size_t slot, std::uint64_t keys, bool normalized, bool restore, const ChunkCallbacks& io);
 
 private:
     struct Slot;
+    // Bytes of each pinned staging buffer (and, in record mode, of the device piece buffer).
+    std::size_t staging_bytes(std::uint64_t keys) const;
+    void sort_records(Slot& slot, std::size_t n, bool restore, const ChunkCallbacks& io, ChunkTimes& times);
+
     int device_;
-    std::size_t key_width_;
+    std::size_t key_width_ = 0;
     KeyMapping mapping_;
+    bool record_mode_ = false;
+    RecordKeyFormat format_{};
     std::uint64_t chunk_keys_ = 0;
     std::vector<std::unique_ptr<Slot>> slots_;
 };

@@ -31,7 +31,10 @@ std::string quote(const std::string& s) {
 
 Result run(const std::string& program, const std::vector<std::string>& args, const ScratchDir& dir) {
     std::string command = quote(program);
-    for (const auto& a : args) command += " " + quote(a);
+    for (const auto& a : args) {
+        command += ' ';
+        command += quote(a);
+    }
     const std::string err_path = dir / ".stderr";
     command += " 2>" + quote(err_path);
     Result result;
@@ -192,9 +195,15 @@ TEST(Tools, GenIsDeterministicPerSeed) {
         EXPECT_EQ(read_text(dir / "a"), read_text(dir / "b")) << dist;
         EXPECT_EQ(read_text(dir / "a").size(), 20000u) << dist;
         auto keys = read_keys<std::int32_t>(dir / "a");
-        if (std::string(dist) == "sorted") EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
-        if (std::string(dist) == "reversed") EXPECT_TRUE(std::is_sorted(keys.rbegin(), keys.rend()));
-        if (std::string(dist) == "equal") EXPECT_EQ(std::count(keys.begin(), keys.end(), keys[0]), 5000);
+        if (std::string(dist) == "sorted") {
+            EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+        }
+        if (std::string(dist) == "reversed") {
+            EXPECT_TRUE(std::is_sorted(keys.rbegin(), keys.rend()));
+        }
+        if (std::string(dist) == "equal") {
+            EXPECT_EQ(std::count(keys.begin(), keys.end(), keys[0]), 5000);
+        }
     }
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "5", dir / "c"}, dir).status, 0);
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "6", dir / "d"}, dir).status, 0);

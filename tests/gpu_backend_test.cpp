@@ -1,6 +1,7 @@
 // The GPU backend through the library API: byte-identical to the CPU backend and to an
 // independent std::sort, for all ten key types, one-chunk sorts and sorts of dozens of chunks
-// under a tiny device budget. Skips when no GPU can be used; checks the refusal message then.
+// under a tiny device budget; records with key specs against the stable reference. Skips when no GPU can be used; checks the refusal message then.
+#include "record_sort_cases.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
 #include "src/make_chunk_sorter.hpp"
@@ -121,5 +122,45 @@ TEST(GpuBackend, DeviceOutOfMemoryIsAOneLineError) {
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
         EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+}
+
+// Records with key specs on the GPU: every case of record_sort_cases.hpp against the stable
+// reference, sorted as one chunk and as many chunks under a tiny device budget (runs merged on
+// the host), stable and with --unique; the GPU's bytes must also equal the CPU backend's.
+TEST(GpuBackend, RecordsInOneChunkAndManyAgainstTheStableReference) {
+    SKIP_WITHOUT_GPU();
+    std::uint64_t seed = 300;
+    for (const auto& c : record_cases()) {
+        const auto data = make_records(c.records, c.spec, seed++);
+        for (bool unique : {false, true})
+            for (bool tiny : {false, true}) {
+                const std::string what = c.name + (unique ? ", unique" : "") + (tiny ? ", tiny device budget" : "");
+                SortOptions options;
+                options.backend = Backend::gpu;
+                if (tiny) options.device_memory_bytes = std::uint64_t{1} << 20;
+                const SortReport report = sort_records_and_compare(data, c.spec, unique, options, what);
+                EXPECT_NE(report.backend, "cpu");
+                if (tiny) {
+                    EXPECT_GE(report.runs, 4u) << what;
+                } else {
+                    EXPECT_EQ(report.runs, 1u) << what;
+                }
+            }
+    }
+}
+
+TEST(GpuBackend, RecordsSpanningManyStagingPieces) {
+    SKIP_WITHOUT_GPU();
+    // 200 MB of 100-byte records: several 64 MiB staging pieces each way, in one chunk and in
+    // chunks of about 60 MB; and with --unique on a 2-byte key (few groups, all spanning pieces).
+    const KeySpec gensort = gensort_key();
+    const auto data = make_records(2'000'000, gensort, 17, 256);
+    for (std::optional<std::uint64_t> budget : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{std::uint64_t{400} << 20}}) {
+        SortOptions options;
+        options.backend = Backend::gpu;
+        options.device_memory_bytes = budget;
+        sort_records_and_compare(data, gensort, false, options, budget ? "gensort, 400 MB budget" : "gensort, one chunk");
+        sort_records_and_compare(data, spec_of(100, {"0:u16:be"}), true, options, "unique u16 key");
     }
 }

@@ -26,7 +26,9 @@ void run_case(const RecordCase& c, Budget budget, bool unique, std::uint64_t see
     } else {
         EXPECT_GE(report.runs, 4u) << what;
     }
-    if (budget == Budget::many_passes) EXPECT_GE(report.merge_passes, 2u) << what;
+    if (budget == Budget::many_passes) {
+        EXPECT_GE(report.merge_passes, 2u) << what;
+    }
 }
 
 }  // namespace

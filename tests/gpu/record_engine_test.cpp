@@ -459,7 +459,7 @@ TEST(RecordEngine, ChunksOfSeveralStagingPieces) {
     const Large larges[] = {
         {make_format(100, {bytes_field(0, 10)}), 800000, 0},                                    // 2 words
         {make_format(8, {number(0, 8, K::signed_int)}), 4500000, 1000},                         // 1 word, entries only
-        {make_format(36, {bytes_field(2, 32, true)}), 2000000, 50000},                           // 4 words
+        {make_format(36, {bytes_field(2, 32, true)}), 1100000, 50000},                           // 4 words, entries only
     };
     for (const Large& large : larges) {
         const Bytes records = make_records(large.format, large.n, large.distinct, 5);
@@ -516,7 +516,7 @@ TEST(RecordEngine, TwoSlotsFromTwoThreads) {
 // The plain mode is untouched by the record mode: a quick check of i32 keys through the shared pipeline.
 TEST(RecordEngine, PlainModeStillSorts) {
     SKIP_WITHOUT_GPU();
-    const std::size_t n = 20000000;  // 80 MB: two staging pieces
+    const std::size_t n = 17000000;  // 68 MB: two staging pieces
     std::vector<std::int32_t> keys(n);
     std::mt19937 random(3);
     for (auto& key : keys) key = static_cast<std::int32_t>(random());
