@@ -12,6 +12,7 @@
 
 #include <ips4o.hpp>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 namespace gpusort {
 
@@ -81,11 +82,14 @@ public:
         {
             std::lock_guard lock(sort_mutex_);
             ScopedPhase phase(times.sort);
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& r) {
-                for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                    record_key_words(spec_, data + i * record_, tags[i].key.word);
-                    tags[i].index = i;
-                }
+            // Isolated: a thread waiting here must not take up another chunk (and this mutex).
+            tbb::this_task_arena::isolate([&] {
+                tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& r) {
+                    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                        record_key_words(spec_, data + i * record_, tags[i].key.word);
+                        tags[i].index = i;
+                    }
+                });
             });
             if (pool_)
                 ips4o::parallel::sort(tags, tags + n, std::less<>(), *pool_);
@@ -101,13 +105,15 @@ public:
             const std::size_t count = std::min(piece, n - first);
             {
                 ScopedPhase phase(times.sort);
-                tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
-                    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        std::byte* out = slot.gather.data() + i * out_width;
-                        const Tag<W>& tag = tags[first + i];
-                        if (entries) std::memcpy(out, tag.key.word, key_bytes);
-                        std::memcpy(out + key_bytes, data + tag.index * record_, record_);
-                    }
+                tbb::this_task_arena::isolate([&] {
+                    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
+                        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                            std::byte* out = slot.gather.data() + i * out_width;
+                            const Tag<W>& tag = tags[first + i];
+                            if (entries) std::memcpy(out, tag.key.word, key_bytes);
+                            std::memcpy(out + key_bytes, data + tag.index * record_, record_);
+                        }
+                    });
                 });
             }
             ScopedPhase phase(times.write);

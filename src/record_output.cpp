@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 namespace gpusort {
 
@@ -18,18 +19,28 @@ RecordOutput::RecordOutput(const SortOutput& output, std::size_t key_bytes, std:
       unique_(unique),
       slices_(slices) {}
 
-// Records of `count` entries (stripped of their keys) at output record `record` on.
+// Records of `count` entries (stripped of their keys) at output record `record` on. Large puts
+// (a sorter's pieces) are copied by several threads, isolated so that a waiting thread cannot
+// pick up another merge slice meanwhile (its buffers are this thread's).
 void RecordOutput::write_records(std::uint64_t record, std::span<const std::byte> entries, std::uint64_t count) {
     const std::size_t r = record_size_, e = entry_bytes_, k = key_bytes_;
     if (std::byte* mapped = output_.mapped()) {
-        tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, count, 16384), [&](const tbb::blocked_range<std::uint64_t>& range) {
-            for (std::uint64_t i = range.begin(); i != range.end(); ++i)
+        auto copy = [&](std::uint64_t begin, std::uint64_t end) {
+            for (std::uint64_t i = begin; i != end; ++i)
                 std::memcpy(mapped + (record + i) * r, entries.data() + i * e + k, r);
+        };
+        constexpr std::uint64_t kBlock = 16384;
+        if (count < 4 * kBlock) {
+            copy(0, count);
+            return;
+        }
+        tbb::this_task_arena::isolate([&] {
+            tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, count, kBlock),
+                              [&](const tbb::blocked_range<std::uint64_t>& range) { copy(range.begin(), range.end()); });
         });
         return;
     }
-    thread_local std::vector<std::byte> records;
-    records.resize(count * r);
+    std::vector<std::byte> records(count * r);
     for (std::uint64_t i = 0; i < count; ++i) std::memcpy(records.data() + i * r, entries.data() + i * e + k, r);
     output_.file.write_at(record * r, records);
 }

@@ -94,3 +94,18 @@ TEST(RecordSort, UniqueGroupsThatSpanMergeSlices) {
         EXPECT_GE(report.plan.merge_slices(report.plan.records), 4u);
     }
 }
+
+TEST(RecordSort, ManyMergeTasksWithLargeBuffers) {
+    // More threads than cores, merge buffers of megabytes: while a merge task copies a large
+    // buffer out with several threads, none of them may pick up another slice (whose buffers
+    // would be its own). 130 MB of 13-byte records in three runs.
+    const KeySpec spec = spec_of(13, {"3:u32:be"});
+    SortOptions options;
+    options.backend = Backend::cpu;
+    options.threads = 16;
+    options.memory_bytes = std::uint64_t{256} << 20;
+    const SortReport report =
+        sort_records_and_compare(make_records(10'000'000, spec, 21, 256), spec, false, options, "16 merge tasks");
+    EXPECT_GE(report.runs, 2u);
+    EXPECT_GE(report.plan.merge_buffer_bytes(report.runs), std::uint64_t{1} << 20);
+}
