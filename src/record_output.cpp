@@ -19,63 +19,71 @@ RecordOutput::RecordOutput(const SortOutput& output, std::size_t key_bytes, std:
       unique_(unique),
       slices_(slices) {}
 
-// Records of `count` entries (stripped of their keys) at output record `record` on. Large puts
-// (a sorter's pieces) are copied by several threads, isolated so that a waiting thread cannot
-// pick up another merge slice meanwhile (its buffers are this thread's).
-void RecordOutput::write_records(std::uint64_t record, std::span<const std::byte> entries, std::uint64_t count) {
-    const std::size_t r = record_size_, e = entry_bytes_, k = key_bytes_;
-    if (std::byte* mapped = output_.mapped()) {
-        auto copy = [&](std::uint64_t begin, std::uint64_t end) {
-            for (std::uint64_t i = begin; i != end; ++i)
-                std::memcpy(mapped + (record + i) * r, entries.data() + i * e + k, r);
-        };
-        constexpr std::uint64_t kBlock = 16384;
-        if (count < 4 * kBlock) {
-            copy(0, count);
-            return;
-        }
-        tbb::this_task_arena::isolate([&] {
-            tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, count, kBlock),
-                              [&](const tbb::blocked_range<std::uint64_t>& range) { copy(range.begin(), range.end()); });
-        });
+namespace {
+
+// Entries handled per task when a put is split among threads.
+constexpr std::uint64_t kBlock = 16384;
+
+// body(first, end) for consecutive blocks of [0, count): on this thread for a few blocks (the
+// merge's puts), else on several, isolated so that a waiting thread cannot pick up another merge
+// slice meanwhile (whose buffers would be this thread's).
+template <class Body>
+void for_blocks(std::uint64_t count, Body body) {
+    const std::uint64_t blocks = (count + kBlock - 1) / kBlock;
+    auto run = [&](std::uint64_t b) { body(b, b * kBlock, std::min(count, (b + 1) * kBlock)); };
+    if (blocks < 4) {
+        for (std::uint64_t b = 0; b < blocks; ++b) run(b);
         return;
     }
-    std::vector<std::byte> records(count * r);
-    for (std::uint64_t i = 0; i < count; ++i) std::memcpy(records.data() + i * r, entries.data() + i * e + k, r);
-    output_.file.write_at(record * r, records);
+    tbb::this_task_arena::isolate([&] { tbb::parallel_for(std::uint64_t{0}, blocks, run); });
 }
+
+}  // namespace
 
 void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
     if (slice >= slices_.size()) throw std::logic_error("RecordOutput: slice out of range");
     Slice& s = slices_[slice];
-    const std::uint64_t count = entries.size() / entry_bytes_;
+    const std::size_t r = record_size_, e = entry_bytes_, k = key_bytes_;
+    const std::uint64_t count = entries.size() / e;
     if (count == 0) return;
     if (!s.started) {
         s.started = true;
         s.begin = rank;
-        s.first_key.assign(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(key_bytes_));
-        s.last_key.resize(key_bytes_);
+        s.first_key.assign(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(k));
+        s.last_key.resize(k);
     }
-    if (!unique_) {
-        write_records(rank, entries, count);
-        s.kept = rank + count - s.begin;
-        return;
+    // Entry i is kept unless (--unique) its key equals the one before it, in this put or the last.
+    const std::byte* base = entries.data();
+    const std::byte* last = rank > s.begin ? s.last_key.data() : nullptr;
+    auto kept = [&](std::uint64_t i) {
+        if (!unique_) return true;
+        const std::byte* previous = i > 0 ? base + (i - 1) * e : last;
+        return !previous || std::memcmp(previous, base + i * e, k) != 0;
+    };
+    // Where each block's kept records go: counted first, then copied, both block by block.
+    const std::uint64_t blocks = (count + kBlock - 1) / kBlock;
+    std::vector<std::uint64_t> offset(blocks + 1, 0);
+    if (unique_) {
+        for_blocks(count, [&](std::uint64_t b, std::uint64_t first, std::uint64_t end) {
+            for (std::uint64_t i = first; i != end; ++i) offset[b + 1] += kept(i) ? 1 : 0;
+        });
+        for (std::uint64_t b = 0; b < blocks; ++b) offset[b + 1] += offset[b];
+    } else {
+        for (std::uint64_t b = 0; b <= blocks; ++b) offset[b] = std::min(count, b * kBlock);
     }
-    // Kept entries move to the front of `entries`' copy, then go out in one write.
-    thread_local std::vector<std::byte> kept;
-    kept.resize(entries.size());
-    std::uint64_t n = 0;
-    const bool seen = rank > s.begin;
-    for (std::uint64_t i = 0; i < count; ++i) {
-        const std::byte* entry = entries.data() + i * entry_bytes_;
-        const std::byte* previous = i > 0 ? entry - entry_bytes_ : (seen ? s.last_key.data() : nullptr);
-        if (previous && std::memcmp(previous, entry, key_bytes_) == 0) continue;
-        std::memcpy(kept.data() + n * entry_bytes_, entry, entry_bytes_);
-        ++n;
-    }
-    std::memcpy(s.last_key.data(), entries.data() + (count - 1) * entry_bytes_, key_bytes_);
-    write_records(s.begin + s.kept, std::span<const std::byte>(kept.data(), n * entry_bytes_), n);
-    s.kept += n;
+    const std::uint64_t n = offset[blocks];
+    const std::uint64_t at = unique_ ? s.begin + s.kept : rank;  // output record of the first kept one
+    std::byte* mapped = output_.mapped();
+    std::vector<std::byte> buffer(mapped ? 0 : n * r);
+    std::byte* destination = mapped ? mapped + at * r : buffer.data();
+    for_blocks(count, [&](std::uint64_t b, std::uint64_t first, std::uint64_t end) {
+        std::uint64_t j = offset[b];
+        for (std::uint64_t i = first; i != end; ++i)
+            if (kept(i)) std::memcpy(destination + j++ * r, base + i * e + k, r);
+    });
+    if (!mapped) output_.file.write_at(at * r, buffer);
+    std::memcpy(s.last_key.data(), base + (count - 1) * e, k);
+    s.kept = at + n - s.begin;
 }
 
 // Moves `count` records from record `from` down to record `to` (to < from), front to back.

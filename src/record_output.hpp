@@ -32,7 +32,6 @@ private:
         std::uint64_t kept = 0;   // records written from `begin` on
         std::vector<std::byte> first_key, last_key;
     };
-    void write_records(std::uint64_t record, std::span<const std::byte> entries, std::uint64_t count);
     void move_records(std::uint64_t from, std::uint64_t to, std::uint64_t count);
 
     const SortOutput& output_;

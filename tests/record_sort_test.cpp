@@ -109,3 +109,17 @@ TEST(RecordSort, ManyMergeTasksWithLargeBuffers) {
     EXPECT_GE(report.runs, 2u);
     EXPECT_GE(report.plan.merge_buffer_bytes(report.runs), std::uint64_t{1} << 20);
 }
+
+TEST(RecordSort, UniqueInLargePiecesSplitAmongThreads) {
+    // One chunk of a million records: the sorter hands the output over in pieces of 125001
+    // records, which are deduplicated and copied by several threads, block by block.
+    const KeySpec spec = spec_of(13, {"3:u32:be"});
+    SortOptions options;
+    options.backend = Backend::cpu;
+    options.threads = 4;
+    for (unsigned distinct : {3u, 256u}) {
+        const SortReport report = sort_records_and_compare(make_records(1'000'000, spec, distinct, distinct), spec, true,
+                                                           options, "distinct " + std::to_string(distinct));
+        EXPECT_EQ(report.runs, 1u);
+    }
+}
