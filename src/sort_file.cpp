@@ -70,6 +70,7 @@ void sort_as_one_chunk(const io::File& input, std::size_t width, const SortOutpu
 // One chunk of records with --unique: sorted into entries, whose first of each key goes out.
 void sort_unique_as_one_chunk(const io::File& input, const KeySpec& spec, const SortOutput& output,
                               const SortPlan& plan, ChunkSorter& sorter, SortReport& report) {
+    OutputPrefault prefault(output, sorter);
     RecordOutput records(output, 8 * key_words(spec), spec.record_size, true, 1);
     ChunkIo chunk_io;
     chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
