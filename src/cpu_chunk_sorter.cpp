@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <ips4o.hpp>
+#include <tbb/task_arena.h>
 
 namespace gpusort {
 
@@ -44,12 +45,16 @@ PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, Chun
         ScopedPhase phase(times.sort);
         void* data = bytes.data();
         const std::size_t n = static_cast<std::size_t>(keys);
-        switch (width_) {
-        case 1: sort_keys(std::span(static_cast<std::uint8_t*>(data), n), form); break;
-        case 2: sort_keys(std::span(static_cast<std::uint16_t*>(data), n), form); break;
-        case 4: sort_keys(std::span(static_cast<std::uint32_t*>(data), n), form); break;
-        default: sort_keys(std::span(static_cast<std::uint64_t*>(data), n), form); break;
-        }
+        // Isolated: a thread waiting in the (parallel) key mapping must not take up another chunk,
+        // whose sort would wait for the mutex this thread holds.
+        tbb::this_task_arena::isolate([&] {
+            switch (width_) {
+            case 1: sort_keys(std::span(static_cast<std::uint8_t*>(data), n), form); break;
+            case 2: sort_keys(std::span(static_cast<std::uint16_t*>(data), n), form); break;
+            case 4: sort_keys(std::span(static_cast<std::uint32_t*>(data), n), form); break;
+            default: sort_keys(std::span(static_cast<std::uint64_t*>(data), n), form); break;
+            }
+        });
     }
     ScopedPhase phase(times.write);
     io.write(0, bytes);
