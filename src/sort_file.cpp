@@ -53,33 +53,25 @@ private:
     tbb::task_group group_;
 };
 
-// One chunk: read from the input, sorted, written to the output in its raw form.
+// One chunk: read from the input (records of `width` bytes) and sorted, then written to the
+// output in its raw form; or, with `unique` (records only), as entries through it.
 void sort_as_one_chunk(const io::File& input, std::size_t width, const SortOutput& output, const SortPlan& plan,
-                       ChunkSorter& sorter, SortReport& report) {
+                       ChunkSorter& sorter, RecordOutput* unique, SortReport& report) {
     OutputPrefault prefault(output, sorter);
     ChunkIo chunk_io;
     chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
         io::read_parallel(input, first * width, bytes);
     };
-    chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { output.write(first * width, bytes); };
-    sorter.prepare(1, plan.records);
-    report.times += sorter.sort_chunk(0, plan.records, ChunkForm::raw_to_raw, chunk_io);
-    report.output_records = plan.records;
-}
-
-// One chunk of records with --unique: sorted into entries, whose first of each key goes out.
-void sort_unique_as_one_chunk(const io::File& input, const KeySpec& spec, const SortOutput& output,
-                              const SortPlan& plan, ChunkSorter& sorter, SortReport& report) {
-    OutputPrefault prefault(output, sorter);
-    RecordOutput records(output, 8 * key_words(spec), spec.record_size, true, 1);
-    ChunkIo chunk_io;
-    chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
-        io::read_parallel(input, first * spec.record_size, bytes);
+    chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
+        if (unique)
+            unique->put(0, first, bytes);
+        else
+            output.write(first * width, bytes);
     };
-    chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { records.put(0, first, bytes); };
     sorter.prepare(1, plan.records);
-    report.times += sorter.sort_chunk(0, plan.records, ChunkForm::raw_to_normalized, chunk_io);
-    report.output_records = records.finish();
+    report.times += sorter.sort_chunk(0, plan.records, unique ? ChunkForm::raw_to_normalized : ChunkForm::raw_to_raw,
+                                      chunk_io);
+    report.output_records = unique ? unique->finish() : plan.records;
 }
 
 template <class T>
@@ -182,10 +174,9 @@ SortReport sort_file(const SortOptions& options) {
         const SortOutput output{output_file.file(), mapping ? &*mapping : nullptr};
         if (plan.in_memory) {
             report.runs = 1;
-            if (options.unique)
-                sort_unique_as_one_chunk(input, spec, output, plan, *sorter, report);
-            else
-                sort_as_one_chunk(input, record_size, output, plan, *sorter, report);
+            std::optional<RecordOutput> unique;
+            if (options.unique) unique.emplace(output, 8 * key_words(spec), spec.record_size, true, 1);
+            sort_as_one_chunk(input, record_size, output, plan, *sorter, unique ? &*unique : nullptr, report);
         } else if (records) {
             switch (key_words(spec)) {
             case 1: sort_records_external<1>(input, spec, options.unique, output, plan, *sorter, tmp_dir, report); break;
