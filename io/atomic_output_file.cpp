@@ -1,7 +1,9 @@
-// AtomicOutputFile: O_TMPFILE + linkat + rename (or a hidden unique name + rename).
+// AtomicOutputFile: O_TMPFILE + linkat + rename (or a hidden unique name + rename); a hidden name is
+// registered for signal cleanup for as long as it exists.
 #include "io/atomic_output_file.hpp"
 
 #include "io/io_error.hpp"
+#include "io/signal_cleanup.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -47,8 +49,14 @@ AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
         std::string pattern = folder + "/.gpusort-out-XXXXXX";
         std::vector<char> name(pattern.begin(), pattern.end());
         name.push_back('\0');
-        fd = ::mkostemp(name.data(), O_CLOEXEC);
-        if (fd < 0) throw_errno("cannot write", path_, errno);
+        int err = 0;
+        {
+            HoldCleanupSignals hold;
+            fd = ::mkostemp(name.data(), O_CLOEXEC);
+            err = errno;
+            if (fd >= 0) temp_name_cleanup_ = UnlinkOnSignal(name.data());
+        }
+        if (fd < 0) throw_errno("cannot write", path_, err);
         temp_name_ = name.data();
     }
     file_ = File(fd, path_);
@@ -56,6 +64,7 @@ AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
 
 AtomicOutputFile::~AtomicOutputFile() {
     if (!committed_ && !temp_name_.empty()) ::unlink(temp_name_.c_str());
+    temp_name_cleanup_.release();
 }
 
 void AtomicOutputFile::commit(bool sync) {
@@ -67,20 +76,30 @@ void AtomicOutputFile::commit(bool sync) {
         const std::string folder = parent_folder(path_);
         for (int attempt = 0;; ++attempt) {
             std::string name = hidden_name(folder);
-            if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-                temp_name_ = name;
+            bool linked = false;
+            int err = 0;
+            {
+                HoldCleanupSignals hold;
+                linked = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+                err = errno;
+                if (linked) temp_name_cleanup_ = UnlinkOnSignal(name);
+            }
+            if (linked) {
+                temp_name_ = std::move(name);
                 break;
             }
-            if (errno != EEXIST || attempt > 100) throw_errno("cannot write", path_, errno);
+            if (err != EEXIST || attempt > 100) throw_errno("cannot write", path_, err);
         }
     }
     if (::rename(temp_name_.c_str(), path_.c_str()) != 0) {
         int err = errno;
         ::unlink(temp_name_.c_str());
         temp_name_.clear();
+        temp_name_cleanup_.release();
         throw_errno("cannot move the finished output to", path_, err);
     }
     committed_ = true;
+    temp_name_cleanup_.release();
     if (sync) {
         // Make the rename itself durable: flush the folder's entry.
         int dir = ::open(parent_folder(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

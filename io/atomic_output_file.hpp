@@ -4,6 +4,7 @@
 #pragma once
 
 #include "io/file.hpp"
+#include "io/signal_cleanup.hpp"
 
 #include <string>
 
@@ -27,6 +28,7 @@ public:
 private:
     std::string path_;
     std::string temp_name_;  // set when the file system has no O_TMPFILE and a name was needed
+    UnlinkOnSignal temp_name_cleanup_;  // temp_name_, while it exists, for a signal that ends the program
     File file_;
     bool committed_ = false;
 };

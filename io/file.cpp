@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <utility>
 
@@ -80,11 +81,11 @@ void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const
     }
 }
 
-bool File::allocate(std::uint64_t size) const {
-    if (size == 0) return true;
-    if (::fallocate(fd_, 0, 0, static_cast<off_t>(size)) == 0) return true;
+bool File::allocate(std::uint64_t offset, std::uint64_t length) const {
+    if (length == 0) return true;
+    if (::fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(length)) == 0) return true;
     if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL)
-        throw_errno("cannot reserve " + std::to_string(size) + " bytes for", path_, errno);
+        throw_errno("cannot reserve " + std::to_string(length) + " bytes for", path_, errno);
     return false;
 }
 
@@ -109,6 +110,18 @@ std::string parent_folder(const std::string& path) {
     if (slash == std::string::npos) return ".";
     if (slash == 0) return "/";
     return path.substr(0, slash);
+}
+
+std::optional<std::uint64_t> free_space(const std::string& path) {
+    struct statvfs st {};
+    if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
+    return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+bool same_file_system(const std::string& a, const std::string& b) {
+    struct stat sa {}, sb {};
+    if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return a == b;
+    return sa.st_dev == sb.st_dev;
 }
 
 }  // namespace gpusort::io

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -31,7 +32,10 @@ public:
     void write_at(std::uint64_t offset, std::span<const std::byte> data) const;
     // Reserves disk space for [0, size) so that a full disk shows up now, not mid-way. Returns
     // false when the file system cannot reserve space (the writes then report a full disk).
-    bool allocate(std::uint64_t size) const;
+    bool allocate(std::uint64_t size) const { return allocate(0, size); }
+    // The same for [offset, offset + length) only: a file may grow this way while its lower part
+    // is being written (reserving over a range that is being written is not safe everywhere).
+    bool allocate(std::uint64_t offset, std::uint64_t length) const;
     void truncate(std::uint64_t size) const;
     void sync_data() const;
     void close();
@@ -49,6 +53,11 @@ struct FileId {
 };
 // Returns false when the path does not exist.
 bool file_id(const std::string& path, FileId& id);
+
+// Bytes free to this user in the file system that holds `path`; nullopt when unknown.
+std::optional<std::uint64_t> free_space(const std::string& path);
+// Whether two existing paths lie on the same file system.
+bool same_file_system(const std::string& a, const std::string& b);
 
 // The folder part of a path ("." when it has none).
 std::string parent_folder(const std::string& path);

@@ -1,7 +1,9 @@
-// Anonymous temp files: O_TMPFILE where the file system has it, mkstemp + unlink elsewhere.
+// Anonymous temp files: O_TMPFILE where the file system has it, mkstemp + unlink elsewhere (the
+// name registered for signal cleanup until it is unlinked).
 #include "io/temp_file.hpp"
 
 #include "io/io_error.hpp"
+#include "io/signal_cleanup.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -27,9 +29,18 @@ File create_temp_file(const std::string& folder) {
     std::string pattern = folder + "/.gpusort-tmp-XXXXXX";
     std::vector<char> name(pattern.begin(), pattern.end());
     name.push_back('\0');
-    fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd < 0) throw_errno("cannot create a temp file in", folder, errno);
+    // The name exists from mkostemp to unlink: a cleanup signal meanwhile still removes it.
+    UnlinkOnSignal cleanup;
+    int err = 0;
+    {
+        HoldCleanupSignals hold;
+        fd = ::mkostemp(name.data(), O_CLOEXEC);
+        err = errno;
+        if (fd >= 0) cleanup = UnlinkOnSignal(name.data());
+    }
+    if (fd < 0) throw_errno("cannot create a temp file in", folder, err);
     ::unlink(name.data());
+    cleanup.release();
     return File(fd, label);
 }
 

@@ -37,6 +37,8 @@ public:
     virtual ~ChunkSorter() = default;
     // "cpu", or the GPU's name.
     virtual std::string name() const = 0;
+    // The device memory it may use (0 for the CPU).
+    virtual std::uint64_t device_memory() const { return 0; }
     // Whether the chunks take host memory (then the host budget bounds them).
     virtual bool chunks_in_host_memory() const = 0;
     // The largest chunk (keys) when `slots` chunks are held at once, with host_bytes of host memory.

@@ -103,6 +103,12 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         ("threads", po::value<unsigned>(), "host threads (default: all CPUs)")
         ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
         ("sync", "flush the output to disk before it is renamed into place (always done when OUTPUT is INPUT)")
+        ("input-compression", po::value<std::string>(), "read INPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdin: none)")
+        ("output-compression", po::value<std::string>(), "write OUTPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdout: none)")
+        ("compression-level", po::value<int>(), "compression level of OUTPUT (default: the format's own: gz 6, bz2 9, xz 6, zst 3)")
+        ("verify", "re-read the output and check its order and that it holds the input's records; on a mismatch it is not kept")
+        ("progress", "show a progress line on stderr (default: when stderr is a terminal)")
+        ("quiet,q", "print nothing but errors (no progress line)")
         ("stats", po::value<std::string>(), "write a JSON report to FILE ('-' for stderr)")
         ("help,h", "show this help")
         ("version", "show the version");
@@ -165,6 +171,27 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     if (vm.count("device-memory")) sort.device_memory_bytes = size_option(vm, "device-memory");
     if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
     sort.sync = vm.count("sync") > 0;
+    auto compression = [&](const char* name) -> std::optional<io::Compression> {
+        if (!vm.count(name)) return std::nullopt;
+        try {
+            return io::parse_compression(vm[name].as<std::string>());
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--") + name + ": " + e.what());
+        }
+    };
+    sort.input_compression = compression("input-compression");
+    sort.output_compression = compression("output-compression");
+    if (vm.count("compression-level")) {
+        sort.compression_level = vm["compression-level"].as<int>();
+        if (sort.compression_level < 1 || sort.compression_level > 22)
+            throw std::invalid_argument("--compression-level: must be between 1 and 22 (gz, bz2: 1-9, xz: 0-9, zst: 1-22)");
+    }
+    sort.verify = vm.count("verify") > 0;
+    command.quiet = vm.count("quiet") > 0;
+    if (vm.count("progress")) {
+        if (command.quiet) throw std::invalid_argument("--progress and --quiet exclude each other");
+        command.progress = true;
+    }
     if (vm.count("stats")) command.stats_path = vm["stats"].as<std::string>();
     return command;
 }
@@ -172,26 +199,39 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
 std::string stats_json(const SortOptions& options, const SortReport& report) {
     const auto& p = report.plan;
     const double seconds = report.seconds > 0 ? report.seconds : 1e-9;
+    const bool gpu = report.backend != "cpu";
+    auto compression = [](const std::optional<io::Compression>& forced, const std::string& path) {
+        return json_string(io::compression_name(forced.value_or(io::compression_of(path))));
+    };
+    auto flag = [](bool b) { return b ? "true" : "false"; };
     std::ostringstream out;
     out << "{\n"
         << "  \"input\": " << json_string(options.input) << ",\n"
         << "  \"output\": " << json_string(options.output) << ",\n"
+        << "  \"input_compression\": " << compression(options.input_compression, options.input) << ",\n"
+        << "  \"output_compression\": " << compression(options.output_compression, options.output) << ",\n"
+        << "  \"input_streamed\": " << flag(report.input_streamed) << ",\n"
+        << "  \"output_streamed\": " << flag(report.output_streamed) << ",\n"
         << "  \"type\": " << json_string(options.records ? "records" : std::string(key_type_name(options.order.type))) << ",\n"
         << "  \"record_size\": " << report.record_size << ",\n"
-        << "  \"descending\": " << (options.order.descending ? "true" : "false") << ",\n"
-        << "  \"unique\": " << (options.unique ? "true" : "false") << ",\n"
-        << "  \"backend\": " << json_string(report.backend) << ",\n"
-        << "  \"bytes\": " << report.bytes << ",\n"
-        << "  \"records\": " << report.records << ",\n"
+        << "  \"descending\": " << flag(options.order.descending) << ",\n"
+        << "  \"unique\": " << flag(options.unique) << ",\n"
+        << "  \"verified\": " << flag(report.verified) << ",\n"
+        << "  \"backend\": " << json_string(gpu ? "gpu" : "cpu") << ",\n"
+        << "  \"device\": " << (gpu ? json_string(report.backend) : "null") << ",\n"
+        << "  \"input_bytes\": " << report.bytes << ",\n"
+        << "  \"input_records\": " << report.records << ",\n"
+        << "  \"output_bytes\": " << report.output_bytes << ",\n"
         << "  \"output_records\": " << report.output_records << ",\n"
+        << "  \"output_stored_bytes\": " << report.output_stored_bytes << ",\n"
         << "  \"runs\": " << report.runs << ",\n"
         << "  \"merge_passes\": " << report.merge_passes << ",\n"
         << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"
-        << "  \"memory_budget\": " << p.memory_bytes << ",\n"
-        << "  \"threads\": " << p.threads << ",\n"
-        << "  \"run_records\": " << p.run_records << ",\n"
-        << "  \"fan_in\": " << p.fan_in << ",\n"
-        << "  \"runs_in_memory\": " << (p.runs_in_memory ? "true" : "false") << ",\n"
+        << "  \"budgets\": {\"memory\": " << p.memory_bytes << ", \"device_memory\": " << report.device_memory
+        << ", \"threads\": " << p.threads << "},\n"
+        << "  \"plan\": {\"in_memory\": " << flag(p.in_memory) << ", \"run_records\": " << p.run_records
+        << ", \"runs_in_memory\": " << flag(p.runs_in_memory) << ", \"fan_in\": " << p.fan_in
+        << ", \"merge_tasks\": " << p.merge_tasks << "},\n"
         << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
         << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
         << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write

@@ -13,6 +13,9 @@ struct CliCommand {
     enum class Action { sort, help, version } action = Action::sort;
     SortOptions sort;
     std::optional<std::string> stats_path;  // --stats FILE ('-' = stderr)
+    // --progress / --quiet; neither: a progress line when stderr is a terminal.
+    std::optional<bool> progress;
+    bool quiet = false;
     std::string help_text;
 };
 

@@ -24,7 +24,7 @@ public:
     void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
     PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
 
-    std::uint64_t device_memory() const { return device_memory_; }
+    std::uint64_t device_memory() const override { return device_memory_; }
 
 private:
     void set_budget(std::optional<std::uint64_t> device_memory);

@@ -1,16 +1,22 @@
 // gpusort-file: the command-line program. Every failure ends in one line on stderr that
-// starts with "gpusort-file: " and a non-zero exit status (2: bad command line, 1: failed sort).
+// starts with "gpusort-file: " and a non-zero exit status (2: bad command line, 1: failed sort);
+// SIGINT, SIGTERM and SIGHUP end it by that signal, after removing any named temp file.
+#include "io/signal_cleanup.hpp"
 #include "src/cli_options.hpp"
+#include "src/progress.hpp"
 
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <unistd.h>
 
 int main(int argc, char** argv) {
     using namespace gpusort;
     CliCommand command;
     try {
+        io::install_signal_cleanup();
         command = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const std::exception& e) {
         std::cerr << "gpusort-file: " << e.what() << "\n";
@@ -24,8 +30,15 @@ int main(int argc, char** argv) {
         std::cout << "gpusort-file " << GPUSORT_VERSION << "\n";
         return 0;
     }
+    ProgressCounters counters;
+    std::unique_ptr<ProgressLine> progress;
+    if (command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
+        command.sort.progress = &counters;
+        progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
+    }
     try {
         SortReport report = sort_file(command.sort);
+        progress.reset();  // the line is finished before anything else is printed
         if (command.stats_path) {
             const std::string json = stats_json(command.sort, report);
             if (*command.stats_path == "-") {
@@ -38,9 +51,11 @@ int main(int argc, char** argv) {
             }
         }
     } catch (const std::bad_alloc&) {
+        progress.reset();
         std::cerr << "gpusort-file: out of memory; try a smaller --memory\n";
         return 1;
     } catch (const std::exception& e) {
+        progress.reset();
         std::cerr << "gpusort-file: " << e.what() << "\n";
         return 1;
     }

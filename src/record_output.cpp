@@ -41,6 +41,10 @@ void for_blocks(std::uint64_t count, Body body) {
 }  // namespace
 
 void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
+    if (output_.sequential()) {
+        put_in_order(entries);
+        return;
+    }
     if (slice >= slices_.size()) throw std::logic_error("RecordOutput: slice out of range");
     Slice& s = slices_[slice];
     const std::size_t r = record_size_, e = entry_bytes_, k = key_bytes_;
@@ -81,7 +85,8 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
         for (std::uint64_t i = first; i != end; ++i)
             if (kept(i)) std::memcpy(destination + j++ * r, base + i * e + k, r);
     });
-    if (!mapped) output_.file.write_at(at * r, buffer);
+    if (!mapped) output_.file->write_at(at * r, buffer);
+    if (output_.progress) output_.progress->add(n * r);
     std::memcpy(s.last_key.data(), base + (count - 1) * e, k);
     s.kept = at + n - s.begin;
 }
@@ -97,12 +102,30 @@ void RecordOutput::move_records(std::uint64_t from, std::uint64_t to, std::uint6
     std::vector<std::byte> block(static_cast<std::size_t>(std::min(bytes, kBlock)));
     for (std::uint64_t done = 0; done < bytes; done += kBlock) {
         const std::size_t n = static_cast<std::size_t>(std::min(kBlock, bytes - done));
-        output_.file.read_at(from * record_size_ + done, std::span<std::byte>(block.data(), n));
-        output_.file.write_at(to * record_size_ + done, std::span<const std::byte>(block.data(), n));
+        output_.file->read_at(from * record_size_ + done, std::span<std::byte>(block.data(), n));
+        output_.file->write_at(to * record_size_ + done, std::span<const std::byte>(block.data(), n));
     }
 }
 
+void RecordOutput::put_in_order(std::span<const std::byte> entries) {
+    const std::size_t r = record_size_, e = entry_bytes_, k = key_bytes_;
+    const std::uint64_t count = entries.size() / e;
+    if (count == 0) return;
+    const std::byte* base = entries.data();
+    std::vector<std::byte> buffer(count * r);
+    std::uint64_t n = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+        const std::byte* previous = i > 0 ? base + (i - 1) * e : (in_order_kept_ > 0 ? last_key_.data() : nullptr);
+        if (unique_ && previous && std::memcmp(previous, base + i * e, k) == 0) continue;
+        std::memcpy(buffer.data() + n++ * r, base + i * e + k, r);
+    }
+    last_key_.assign(base + (count - 1) * e, base + (count - 1) * e + k);
+    output_.write(in_order_kept_ * r, std::span<const std::byte>(buffer.data(), n * r));
+    in_order_kept_ += n;
+}
+
 std::uint64_t RecordOutput::finish() {
+    if (output_.sequential()) return in_order_kept_;
     std::uint64_t written = 0;
     const Slice* previous = nullptr;
     for (const Slice& s : slices_) {

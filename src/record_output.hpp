@@ -2,7 +2,8 @@
 // records. The merge hands it the entries of each output slice in order (slices in parallel,
 // each written from the slice's first output rank on); with --unique only the first entry of
 // each group of equal keys is kept, and finish() closes the gaps the dropped ones left, the
-// first record of a slice included when its key ends the slice before.
+// first record of a slice included when its key ends the slice before. A sequential output
+// (a stream) gets its slices in order, so duplicates are dropped as the records go out.
 #pragma once
 
 #include "src/sort_output.hpp"
@@ -33,6 +34,7 @@ private:
         std::vector<std::byte> first_key, last_key;
     };
     void move_records(std::uint64_t from, std::uint64_t to, std::uint64_t count);
+    void put_in_order(std::span<const std::byte> entries);
 
     const SortOutput& output_;
     std::size_t key_bytes_;
@@ -40,6 +42,8 @@ private:
     std::size_t entry_bytes_;
     bool unique_;
     std::vector<Slice> slices_;
+    std::uint64_t in_order_kept_ = 0;  // records written to a sequential output
+    std::vector<std::byte> last_key_;  // the key of the last entry put there
 };
 
 }  // namespace gpusort

@@ -1,6 +1,8 @@
 // The k-way merge of sorted runs (of keys, or of entries of key and record). One merge cuts its output into equal slices by exact
 // multi-way selection; TBB tasks merge the slices independently, each with a loser tree over
 // buffered reads of its part of every run, and write each slice at its own output offset.
+// A sequential output (a stream) takes the slices in order instead: smaller slices are merged
+// into buffers by several tasks at once and handed on one after the other.
 // merge_to_fan_in() runs the intermediate passes that bring the number of runs down to what
 // one merge can read at once.
 #pragma once
@@ -8,6 +10,7 @@
 #include "io/file.hpp"
 #include "io/temp_file.hpp"
 #include "src/loser_tree.hpp"
+#include "src/progress.hpp"
 #include "src/run_slices.hpp"
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
@@ -19,8 +22,10 @@
 #include <string>
 #include <vector>
 
+#include <tbb/concurrent_queue.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
@@ -41,7 +46,14 @@ struct MergeTarget {
     // When set, every sample_stride-th output key is stored here (the output is a new run).
     std::vector<T>* samples = nullptr;
     std::uint64_t sample_stride = 0;
+    // The sink takes whole slices, one after the other in output order (a sequential output).
+    bool in_order = false;
+    // Counts the bytes written to the file or map, when set (a sink counts its own).
+    ProgressCounters* progress = nullptr;
 };
+
+// Bytes of output per slice, at most, of a merge into a sequential output.
+inline constexpr std::uint64_t kInOrderSliceBytes = std::uint64_t{16} << 20;
 
 namespace detail {
 
@@ -122,6 +134,7 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
             target.sink(slice, written, entries);
         else if (!mapped)
             target.file->write_at((target.first + written) * entry, entries);
+        if (target.progress) target.progress->add(entries.size());
         written += filled;
         filled = 0;
         if (mapped) out = mapped + written * entry;
@@ -157,10 +170,18 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     for (const auto& run : runs) total += run.size;
     if (total == 0) return;
 
-    const std::uint64_t slices = plan.merge_slices(total);
     const std::size_t entry = runs[0].entry_bytes;
+    const std::uint64_t slices =
+        target.in_order ? std::max(plan.merge_slices(total), (total * entry + kInOrderSliceBytes - 1) / kInOrderSliceBytes)
+                        : plan.merge_slices(total);
     const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
     const bool plain = entry == sizeof(T);
+    auto merge = [&](const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank, std::byte* workspace) {
+        if (plain)
+            detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+        else
+            detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+    };
 
     tbb::task_arena arena(static_cast<int>(plan.merge_tasks));
     arena.execute([&] {
@@ -170,18 +191,55 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
         // Whole keys of T at the start of the workspace (plain merges store keys there).
         tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
             [&] { return std::make_unique_for_overwrite<T[]>((workspace_bytes + sizeof(T) - 1) / sizeof(T)); });
+        if (target.in_order) {
+            // Each slice is merged straight into a buffer of its own, then handed on in order.
+            const std::size_t tokens = 2 * plan.merge_tasks;
+            std::uint64_t largest = 0;
+            for (std::uint64_t s = 0; s < slices; ++s) largest = std::max(largest, cut.keys(s));
+            tbb::concurrent_queue<std::byte*> free_buffers;
+            std::vector<std::unique_ptr<std::byte[]>> buffers;
+            for (std::size_t b = 0; b < tokens; ++b) {
+                buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(std::max<std::uint64_t>(1, largest * entry)));
+                free_buffers.push(buffers.back().get());
+            }
+            struct Slice {
+                std::uint64_t index = 0;
+                std::byte* buffer = nullptr;
+            };
+            std::uint64_t next = 0;
+            tbb::parallel_pipeline(
+                tokens,
+                tbb::make_filter<void, Slice>(tbb::filter_mode::serial_in_order,
+                                              [&](tbb::flow_control& fc) -> Slice {
+                                                  if (next == slices) {
+                                                      fc.stop();
+                                                      return {};
+                                                  }
+                                                  Slice slice{next++, nullptr};
+                                                  free_buffers.try_pop(slice.buffer);  // one per token
+                                                  return slice;
+                                              }) &
+                    tbb::make_filter<Slice, Slice>(tbb::filter_mode::parallel,
+                                                   [&](Slice slice) {
+                                                       MergeTarget<T> to;
+                                                       to.mapped = slice.buffer;
+                                                       to.finish = target.finish;
+                                                       merge(cut, slice.index, to, 0,
+                                                             reinterpret_cast<std::byte*>(workspaces.local().get()));
+                                                       return slice;
+                                                   }) &
+                    tbb::make_filter<Slice, void>(tbb::filter_mode::serial_in_order, [&](Slice slice) {
+                        const std::span<const std::byte> bytes(slice.buffer, cut.keys(slice.index) * entry);
+                        target.sink(slice.index, cut.rank[slice.index], bytes);
+                        free_buffers.push(slice.buffer);
+                    }));
+            return;
+        }
         tbb::parallel_for(
             tbb::blocked_range<std::uint64_t>(0, slices, 1),
             [&](const tbb::blocked_range<std::uint64_t>& range) {
                 std::byte* workspace = reinterpret_cast<std::byte*>(workspaces.local().get());
-                for (std::uint64_t s = range.begin(); s != range.end(); ++s) {
-                    if (plain)
-                        detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, cut.rank[s], target,
-                                                     workspace, buffer_entries);
-                    else
-                        detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, cut.rank[s], target,
-                                                      workspace, buffer_entries);
-                }
+                for (std::uint64_t s = range.begin(); s != range.end(); ++s) merge(cut, s, target, cut.rank[s], workspace);
             },
             tbb::simple_partitioner());
     });
@@ -191,7 +249,7 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
 // plan.fan_in runs are left, rewriting as few keys as possible. Returns the number of passes.
 template <class T>
 unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, const std::string& tmp_dir,
-                         std::uint64_t& bytes_spilled) {
+                         std::uint64_t& bytes_spilled, ProgressCounters* progress = nullptr) {
     unsigned passes = 0;
     while (runs.size() > plan.fan_in) {
         ++passes;
@@ -210,6 +268,7 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
         for (auto [begin, count] : groups)
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
         const std::size_t entry = runs[0].entry_bytes;
+        if (progress) progress->start_phase(ProgressPhase::merging, pass_keys * entry);
         auto file = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
         file->allocate(pass_keys * entry);
         bytes_spilled += pass_keys * entry;
@@ -226,6 +285,7 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             target.first = offset;
             target.samples = &merged.samples;
             target.sample_stride = plan.sample_stride;
+            target.progress = progress;
             merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
             offset += merged.size;
             next.push_back(std::move(merged));

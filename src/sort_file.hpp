@@ -1,9 +1,11 @@
 // The public API of the library: sort one file of fixed-size keys or records into another.
 #pragma once
 
+#include "io/compression.hpp"
 #include "src/key_normalization.hpp"
 #include "src/key_spec.hpp"
 #include "src/phase_timer.hpp"
+#include "src/progress.hpp"
 #include "src/sort_plan.hpp"
 
 #include <cstdint>
@@ -41,12 +43,26 @@ struct SortOptions {
     bool sync = false;
     // Testing aid: a fan-in smaller than the plan's, to force several merge passes.
     std::optional<std::size_t> max_fan_in;
+    // Compression of INPUT and OUTPUT, forced (for pipes); default: by the names' endings.
+    std::optional<io::Compression> input_compression;
+    std::optional<io::Compression> output_compression;
+    int compression_level = -1;                 // -1: the format's default
+    // Re-read the output and check its order and that it holds the input's records.
+    bool verify = false;
+    // Counters for a progress display, updated while the sort runs (optional).
+    ProgressCounters* progress = nullptr;
 };
 
 struct SortReport {
     SortPlan plan;
-    std::string backend;
-    std::uint64_t bytes = 0;
+    std::string backend;             // "cpu", or the GPU's name
+    std::uint64_t device_memory = 0; // the GPU's memory budget (0 on the CPU)
+    std::uint64_t bytes = 0;           // input bytes (decompressed)
+    std::uint64_t output_bytes = 0;    // output bytes (before compression)
+    std::uint64_t output_stored_bytes = 0;  // bytes that reached OUTPUT (after compression)
+    bool input_streamed = false;       // read front to back (stdin, pipe, compressed)
+    bool output_streamed = false;      // written front to back (stdout, pipe, device, compressed)
+    bool verified = false;
     std::uint64_t records = 0;
     std::uint64_t output_records = 0;  // fewer than records with --unique
     std::size_t record_size = 0;

@@ -3,11 +3,12 @@
 // the first record out of order, or what differs, and exits 1. Exit 2: bad usage or I/O error.
 #include "io/file.hpp"
 #include "src/key_spec.hpp"
-#include "tools/record_hash.hpp"
+#include "src/order_check.hpp"
+#include "src/record_checksum.hpp"
 
 #include <boost/program_options.hpp>
-#include <cstring>
 #include <iostream>
+#include <optional>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -29,7 +30,7 @@ void for_each_block(const std::string& path, std::size_t record_size, Visit visi
     for (std::uint64_t offset = 0; offset < size; offset += block.size()) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), size - offset));
         file.read_at(offset, std::span(block.data(), n));
-        visit(std::span<const std::byte>(block.data(), n), offset / record_size);
+        visit(std::span<const std::byte>(block.data(), n));
     }
 }
 
@@ -87,35 +88,26 @@ int main(int argc, char** argv) {
         if (!vm.count("file")) throw std::invalid_argument("expected FILE");
         const KeySpec spec = key_spec_of(vm);
         const std::size_t record_size = spec.record_size;
-        const std::size_t key_bytes = spec.normalized_bytes();
         const std::string path = vm["file"].as<std::string>();
 
-        tools::MultisetChecksum sorted_sum;
-        bool have_previous = false;
-        std::vector<std::byte> previous(key_bytes), key(key_bytes);
-        std::uint64_t first_bad = ~0ULL;
-        for_each_block(path, record_size, [&](std::span<const std::byte> block, std::uint64_t first) {
-            for (std::size_t i = 0; i * record_size < block.size(); ++i) {
-                auto record = block.subspan(i * record_size, record_size);
-                sorted_sum.add(record);
-                normalize_record_key(spec, record.data(), key.data());
-                if (have_previous && first_bad == ~0ULL && std::memcmp(key.data(), previous.data(), key_bytes) < 0)
-                    first_bad = first + i;
-                previous.swap(key);
-                have_previous = true;
-            }
+        MultisetChecksum sorted_sum;
+        OrderChecker order(spec, false);
+        std::optional<std::uint64_t> first_bad;
+        for_each_block(path, record_size, [&](std::span<const std::byte> block) {
+            sorted_sum.add_records(block, record_size);
+            const auto bad = order.check(block);
+            if (!first_bad) first_bad = bad;
         });
-        if (first_bad != ~0ULL) {
-            std::cout << "gpusort-check: '" << path << "' is not in order: record " << first_bad
+        if (first_bad) {
+            std::cout << "gpusort-check: '" << path << "' is not in order: record " << *first_bad
                       << " is smaller than the one before it\n";
             return 1;
         }
         if (vm.count("input")) {
             const std::string original = vm["input"].as<std::string>();
-            tools::MultisetChecksum original_sum;
-            for_each_block(original, record_size, [&](std::span<const std::byte> block, std::uint64_t) {
-                for (std::size_t i = 0; i * record_size < block.size(); ++i)
-                    original_sum.add(block.subspan(i * record_size, record_size));
+            MultisetChecksum original_sum;
+            for_each_block(original, record_size, [&](std::span<const std::byte> block) {
+                original_sum.add_records(block, record_size);
             });
             if (original_sum.count != sorted_sum.count) {
                 std::cout << "gpusort-check: '" << path << "' has " << sorted_sum.count << " records, '" << original

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian/Ubuntu packages gpusort needs to build and test (only those missing),
+# Installs the Debian/Ubuntu packages gpusort needs to build and test (only those missing; the
+# compressors are used by the tests to check compressed outputs),
 # using sudo when not run as root. The CUDA toolkit is optional and not installed here: when
 # nvcc is found (on PATH or in /usr/local/cuda) the GPU layer is built as well.
 set -euo pipefail
 packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev libtbb-dev
-          libgtest-dev libips4o-dev)
+          libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

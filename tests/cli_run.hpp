@@ -1,0 +1,144 @@
+// Running the programs under test as a child process: arguments passed as they are (no shell),
+// stdout and stderr captured through pipes, an optional step run in the child just before exec
+// (a resource limit, another user), and the child's end (exit code or signal) kept apart.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <functional>
+#include <poll.h>
+#include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace gpusort::testing {
+
+struct Result {
+    int wait_status = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+
+    bool exited() const { return WIFEXITED(wait_status); }
+    int exit_code() const { return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1; }
+    bool killed_by(int sig) const { return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == sig; }
+    // "exited with 1" or "killed by Terminated", for failure messages.
+    std::string how_it_ended() const {
+        if (WIFEXITED(wait_status)) return "exited with " + std::to_string(WEXITSTATUS(wait_status));
+        if (WIFSIGNALED(wait_status)) return std::string("killed by ") + ::strsignal(WTERMSIG(wait_status));
+        return "wait status " + std::to_string(wait_status);
+    }
+};
+
+// A running program. wait() collects its output and its end; a child never waited for is
+// killed (SIGKILL) and reaped on destruction.
+class ChildProcess {
+public:
+    ChildProcess(const std::string& program, const std::vector<std::string>& args,
+                 const std::function<void()>& before_exec = {}) {
+        int out[2], err[2];
+        if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+        if (::pipe2(err, O_CLOEXEC) != 0) {
+            ::close(out[0]);
+            ::close(out[1]);
+            throw std::runtime_error("pipe failed");
+        }
+        std::vector<std::string> argv_strings = {program};
+        argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (auto& a : argv_strings) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_ = ::fork();
+        if (pid_ < 0) throw std::runtime_error("fork failed");
+        if (pid_ == 0) {
+            ::dup2(out[1], STDOUT_FILENO);
+            ::dup2(err[1], STDERR_FILENO);
+            if (before_exec) before_exec();
+            ::execv(program.c_str(), argv.data());
+            const std::string message = "exec " + program + ": " + std::strerror(errno) + "\n";
+            [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, message.data(), message.size());
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        ::close(err[1]);
+        out_fd_ = out[0];
+        err_fd_ = err[0];
+    }
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+    ~ChildProcess() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            int status;
+            while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+        if (out_fd_ >= 0) ::close(out_fd_);
+        if (err_fd_ >= 0) ::close(err_fd_);
+    }
+
+    pid_t pid() const { return pid_; }
+
+    // Whether the child has ended (a zombie not yet reaped counts as ended).
+    bool has_ended() const {
+        siginfo_t info{};
+        info.si_pid = 0;
+        return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+    }
+
+    Result wait() {
+        Result result;
+        pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+        std::string* sinks[2] = {&result.out, &result.err};
+        int open_pipes = 2;
+        while (open_pipes > 0) {
+            if (::poll(fds, 2, -1) < 0) {
+                if (errno == EINTR) continue;
+                break;
+            }
+            for (int i = 0; i < 2; ++i) {
+                if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+                char buffer[4096];
+                const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+                if (n > 0) {
+                    sinks[i]->append(buffer, static_cast<std::size_t>(n));
+                } else if (n == 0 || errno != EINTR) {
+                    fds[i].fd = -1;
+                    --open_pipes;
+                }
+            }
+        }
+        while (::waitpid(pid_, &result.wait_status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        return result;
+    }
+
+private:
+    pid_t pid_ = -1;
+    int out_fd_ = -1;
+    int err_fd_ = -1;
+};
+
+inline Result run(const std::string& program, const std::vector<std::string>& args,
+                  const std::function<void()>& before_exec = {}) {
+    return ChildProcess(program, args, before_exec).wait();
+}
+
+// One line on stderr, "gpusort-file: ...", holding every one of `must_contain`; status not 0.
+inline void expect_one_error_line(const Result& r, const std::vector<std::string>& must_contain) {
+    EXPECT_TRUE(r.exited() && r.exit_code() != 0) << r.how_it_ended() << "; stderr: " << r.err;
+    EXPECT_EQ(r.err.rfind("gpusort-file: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.empty() ? '\0' : r.err.back(), '\n') << r.err;
+    for (const auto& text : must_contain)
+        EXPECT_NE(r.err.find(text), std::string::npos) << "missing '" << text << "' in: " << r.err;
+}
+
+}  // namespace gpusort::testing

@@ -1,0 +1,363 @@
+// gpusort-file inside pipelines, as a shell runs it: stdin and stdout (pipes both ways, in one
+// chunk and spilled in runs), every compression format in and out and mixed (checked with the
+// system's own gzip, bzip2, xz and zstd), forced formats for pipes, --verify, --stats parsed as
+// JSON, the progress line drawn in a pseudo-terminal, and output to a device (/dev/full).
+#include "reference_order.hpp"
+#include "reference_records.hpp"
+#include "scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <pty.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace gpusort;
+using namespace gpusort::testing;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string err;
+};
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+const std::string kSort = quote(GPUSORT_FILE_BIN);
+const std::string kGen = quote(GPUSORT_GEN_BIN);
+const std::string kCheck = quote(GPUSORT_CHECK_BIN);
+
+// Runs a bash command line (with pipefail); stderr of the whole line is captured.
+Result shell(const std::string& command, const ScratchDir& dir) {
+    const std::string err_path = dir / ".stderr";
+    const std::string line = "set -o pipefail; " + command;
+    const std::string full = "bash -c " + quote(line) + " 2>" + quote(err_path);
+    const int status = std::system(full.c_str());
+    Result r;
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = read_text(err_path);
+    std::remove(err_path.c_str());
+    return r;
+}
+
+bool have_tool(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
+
+struct Format {
+    const char* ending;  // file name ending
+    const char* name;    // --input-compression / --output-compression
+    const char* tool;    // the system's compressor
+};
+const Format kFormats[] = {{".gz", "gz", "gzip"}, {".bz2", "bz2", "bzip2"}, {".xz", "xz", "xz"}, {".zst", "zst", "zstd"}};
+
+void expect_sorted_u64(const ScratchDir& dir, const std::string& input, const std::string& output) {
+    auto in = read_keys<std::uint64_t>(input);
+    auto out = read_keys<std::uint64_t>(output);
+    ASSERT_EQ(out.size(), in.size());
+    EXPECT_TRUE(same_bytes(out, reference_sort(in, false)));
+    (void)dir;
+}
+
+boost::property_tree::ptree parse_json(const std::string& text) {
+    std::istringstream in(text);
+    boost::property_tree::ptree tree;
+    boost::property_tree::read_json(in, tree);
+    return tree;
+}
+
+class Pipeline : public ::testing::Test {
+protected:
+    void SetUp() override {
+        // 2.4 MB of random u64, and 1 MB of gensort records.
+        ASSERT_EQ(shell(kGen + " --count 300001 --seed 5 " + quote(dir / "in"), dir).status, 0);
+    }
+    ScratchDir dir;
+};
+
+}  // namespace
+
+TEST_F(Pipeline, StdinToFileAndFileToStdout) {
+    Result r = shell(kSort + " --backend cpu - " + quote(dir / "a") + " < " + quote(dir / "in"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    expect_sorted_u64(dir, dir / "in", dir / "a");
+    r = shell(kSort + " --backend cpu " + quote(dir / "in") + " - > " + quote(dir / "b"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    expect_sorted_u64(dir, dir / "in", dir / "b");
+}
+
+TEST_F(Pipeline, PipesBothWaysInOneChunkAndInSpilledRuns) {
+    for (const char* memory : {"", " --memory 1M"}) {
+        SCOPED_TRACE(memory);
+        Result r = shell("cat " + quote(dir / "in") + " | " + kSort + " --backend cpu" + memory + " --stats " +
+                             quote(dir / "stats") + " - - | cat > " + quote(dir / "out"),
+                         dir);
+        ASSERT_EQ(r.status, 0) << r.err;
+        expect_sorted_u64(dir, dir / "in", dir / "out");
+        auto stats = parse_json(read_text(dir / "stats"));
+        EXPECT_TRUE(stats.get<bool>("input_streamed"));
+        EXPECT_TRUE(stats.get<bool>("output_streamed"));
+        EXPECT_EQ(stats.get<std::uint64_t>("input_records"), 300001u);
+        EXPECT_EQ(stats.get<std::uint64_t>("output_bytes"), 300001u * 8);
+        if (*memory) {
+            EXPECT_GT(stats.get<std::uint64_t>("runs"), 4u);
+        } else {
+            EXPECT_EQ(stats.get<std::uint64_t>("runs"), 1u);
+        }
+    }
+}
+
+TEST_F(Pipeline, RecordsFromAPipeInSeveralMergePassesWithUniqueToAPipe) {
+    // 12-byte records keyed by a big-endian u16 at offset 3: many duplicates.
+    ASSERT_EQ(shell(kGen + " --type u32 --count 600000 --seed 8 " + quote(dir / "rec"), dir).status, 0);
+    for (bool unique : {false, true}) {
+        SCOPED_TRACE(unique);
+        Result r = shell("cat " + quote(dir / "rec") + " | " + kSort +
+                             " --backend cpu --memory 1M --record-size 12 --key 3:u16:be" + (unique ? " --unique" : "") +
+                             " --stats " + quote(dir / "stats") + " - - > " + quote(dir / "out"),
+                         dir);
+        ASSERT_EQ(r.status, 0) << r.err;
+        auto bytes = [](const std::string& text) {
+            std::vector<std::byte> b(text.size());
+            std::memcpy(b.data(), text.data(), text.size());
+            return b;
+        };
+        KeySpec spec;
+        spec.record_size = 12;
+        spec.fields.push_back(parse_key_field("3:u16:be"));
+        const std::vector<std::byte> expected = reference_record_sort(bytes(read_text(dir / "rec")), spec, unique);
+        const std::vector<std::byte> out = bytes(read_text(dir / "out"));
+        EXPECT_EQ(out.size(), expected.size());
+        EXPECT_TRUE(out == expected);
+        auto stats = parse_json(read_text(dir / "stats"));
+        EXPECT_GT(stats.get<std::uint64_t>("runs"), 4u);
+    }
+}
+
+TEST_F(Pipeline, EveryCompressionFormatInAndOut) {
+    for (const Format& f : kFormats) {
+        SCOPED_TRACE(f.name);
+        if (!have_tool(f.tool)) GTEST_SKIP() << f.tool << " is not installed";
+        const std::string packed = dir / (std::string("in.bin") + f.ending);
+        ASSERT_EQ(shell(std::string(f.tool) + " -c " + quote(dir / "in") + " > " + quote(packed), dir).status, 0);
+        // Compressed in, plain out (in one chunk, and in runs).
+        for (const char* memory : {"", " --memory 1M"}) {
+            Result r = shell(kSort + " --backend cpu" + memory + " " + quote(packed) + " " + quote(dir / "plain"), dir);
+            ASSERT_EQ(r.status, 0) << r.err;
+            expect_sorted_u64(dir, dir / "in", dir / "plain");
+        }
+        // Plain in, compressed out: the system's tool reads it back.
+        const std::string out = dir / (std::string("out.bin") + f.ending);
+        Result r = shell(kSort + " --backend cpu --verify " + quote(dir / "in") + " " + quote(out), dir);
+        ASSERT_EQ(r.status, 0) << r.err;
+        ASSERT_EQ(shell(std::string(f.tool) + " -dc " + quote(out) + " > " + quote(dir / "unpacked"), dir).status, 0);
+        expect_sorted_u64(dir, dir / "in", dir / "unpacked");
+    }
+}
+
+TEST_F(Pipeline, MixedFormatsAndForcedFormatsOnPipes) {
+    for (const char* tool : {"gzip", "xz", "zstd", "bzip2"})
+        if (!have_tool(tool)) GTEST_SKIP() << tool << " is not installed";
+    ASSERT_EQ(shell("gzip -c " + quote(dir / "in") + " > " + quote(dir / "in.gz"), dir).status, 0);
+    // .gz in, .xz out, spilled in runs.
+    Result r = shell(kSort + " --backend cpu --memory 1M --verify " + quote(dir / "in.gz") + " " + quote(dir / "out.xz"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(shell("xz -dc " + quote(dir / "out.xz") + " > " + quote(dir / "a"), dir).status, 0);
+    expect_sorted_u64(dir, dir / "in", dir / "a");
+    // Pipes carry no name: the formats are forced.
+    r = shell("gzip -c " + quote(dir / "in") + " | " + kSort +
+                  " --backend cpu --input-compression gz --output-compression zst - - | zstd -dc > " + quote(dir / "b"),
+              dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    expect_sorted_u64(dir, dir / "in", dir / "b");
+    // A forced format overrides the name: .bin written as bzip2.
+    r = shell(kSort + " --backend cpu --output-compression bz2 " + quote(dir / "in.gz") + " " + quote(dir / "c.bin"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(shell("bzip2 -dc " + quote(dir / "c.bin") + " > " + quote(dir / "c"), dir).status, 0);
+    expect_sorted_u64(dir, dir / "in", dir / "c");
+}
+
+TEST_F(Pipeline, CorruptCompressedInputFailsAndKeepsTheOutput) {
+    ASSERT_EQ(shell("gzip -c " + quote(dir / "in") + " > " + quote(dir / "in.gz"), dir).status, 0);
+    ASSERT_EQ(shell("head -c 100000 " + quote(dir / "in.gz") + " > " + quote(dir / "cut.gz"), dir).status, 0);
+    write_text(dir / "out", "keep");
+    Result r = shell(kSort + " --backend cpu " + quote(dir / "cut.gz") + " " + quote(dir / "out"), dir);
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(r.err.rfind("gpusort-file: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("cut.gz"), std::string::npos) << r.err;
+    EXPECT_EQ(read_text(dir / "out"), "keep");
+}
+
+TEST_F(Pipeline, StreamEndingInsideARecordIsAnError) {
+    Result r = shell("head -c 8000005 /dev/urandom | " + kSort + " --backend cpu - " + quote(dir / "out"), dir);
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("standard input"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not a multiple of the record size 8"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+}
+
+TEST_F(Pipeline, VerifyPassesOnFilesAndStreams) {
+    for (const std::string& to : {quote(dir / "out"), std::string("- > ") + quote(dir / "out")}) {
+        Result r = shell(kSort + " --backend cpu --memory 1M --verify --stats " + quote(dir / "stats") + " " +
+                             quote(dir / "in") + " " + to,
+                         dir);
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_TRUE(parse_json(read_text(dir / "stats")).get<bool>("verified"));
+        expect_sorted_u64(dir, dir / "in", dir / "out");
+    }
+}
+
+TEST_F(Pipeline, StatsFileIsJsonWithEveryFigure) {
+    Result r = shell(kSort + " --backend cpu --memory 1M --threads 2 --stats " + quote(dir / "stats") + " " +
+                         quote(dir / "in") + " " + quote(dir / "out.zst"),
+                     dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto s = parse_json(read_text(dir / "stats"));
+    EXPECT_EQ(s.get<std::string>("backend"), "cpu");
+    EXPECT_EQ(s.get<std::string>("device"), "null");
+    EXPECT_EQ(s.get<std::uint64_t>("input_bytes"), 300001u * 8);
+    EXPECT_EQ(s.get<std::uint64_t>("input_records"), 300001u);
+    EXPECT_EQ(s.get<std::uint64_t>("output_records"), 300001u);
+    EXPECT_EQ(s.get<std::uint64_t>("output_stored_bytes"), std::filesystem::file_size(dir / "out.zst"));
+    EXPECT_EQ(s.get<std::string>("output_compression"), "zst");
+    EXPECT_GT(s.get<std::uint64_t>("runs"), 1u);
+    EXPECT_GE(s.get<unsigned>("merge_passes"), 1u);
+    EXPECT_EQ(s.get<std::uint64_t>("bytes_spilled") % (300001u * 8), 0u);
+    EXPECT_GT(s.get<std::uint64_t>("bytes_spilled"), 0u);
+    EXPECT_EQ(s.get<std::uint64_t>("budgets.memory"), 1u << 20);
+    EXPECT_EQ(s.get<unsigned>("budgets.threads"), 2u);
+    EXPECT_GT(s.get<double>("seconds.total"), 0.0);
+    EXPECT_GE(s.get<double>("seconds.merge"), 0.0);
+    EXPECT_GT(s.get<double>("throughput_mb_per_s"), 0.0);
+    // To stderr with '-', nothing else there.
+    r = shell(kSort + " --backend cpu --stats - " + quote(dir / "in") + " " + quote(dir / "out"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(parse_json(r.err).get<std::uint64_t>("input_records"), 300001u);
+}
+
+TEST_F(Pipeline, OutputToDevFullFailsNamingItAndLeavesTheDeviceAlone) {
+    struct stat before {};
+    ASSERT_EQ(::stat("/dev/full", &before), 0);
+    ASSERT_TRUE(S_ISCHR(before.st_mode));
+    for (const char* extra : {"", " --output-compression gz"}) {
+        Result r = shell(kSort + " --backend cpu" + extra + " " + quote(dir / "in") + " /dev/full", dir);
+        EXPECT_EQ(r.status, 1);
+        EXPECT_EQ(r.err.rfind("gpusort-file: ", 0), 0u) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find("/dev/full"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    }
+    struct stat after {};
+    ASSERT_EQ(::stat("/dev/full", &after), 0);
+    EXPECT_TRUE(S_ISCHR(after.st_mode));
+    EXPECT_EQ(after.st_rdev, before.st_rdev);
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+}
+
+TEST_F(Pipeline, DevNullAsInputGivesAnEmptyOutput) {
+    Result r = shell(kSort + " --backend cpu /dev/null " + quote(dir / "out"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(dir / "out"));
+    EXPECT_EQ(std::filesystem::file_size(dir / "out"), 0u);
+}
+
+TEST_F(Pipeline, RefusesToWriteRecordsToATerminal) {
+    // stdout is a pseudo-terminal here.
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        const std::string in = dir / "in";
+        ::execl(GPUSORT_FILE_BIN, GPUSORT_FILE_BIN, "--backend", "cpu", in.c_str(), "-", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    std::string seen;
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = ::read(master, buffer, sizeof buffer);
+        if (n <= 0) break;
+        seen.append(buffer, static_cast<std::size_t>(n));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << seen;
+    EXPECT_NE(seen.find("gpusort-file: refusing to write binary records to a terminal"), std::string::npos) << seen;
+}
+
+namespace {
+
+// Runs gpusort-file with stderr on a pseudo-terminal (stdout to a file) and returns what the
+// terminal showed.
+std::string run_on_terminal(const std::vector<std::string>& args, int& exit_status) {
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid < 0) return "forkpty failed";
+    if (pid == 0) {
+        std::vector<char*> argv;
+        argv.push_back(const_cast<char*>(GPUSORT_FILE_BIN));
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execv(GPUSORT_FILE_BIN, argv.data());
+        ::_exit(127);
+    }
+    std::string seen;
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = ::read(master, buffer, sizeof buffer);
+        if (n <= 0) break;  // EIO once the child has closed the terminal
+        seen.append(buffer, static_cast<std::size_t>(n));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return seen;
+}
+
+}  // namespace
+
+TEST_F(Pipeline, ProgressLineIsDrawnOnATerminalByDefaultAndSilencedByQuiet) {
+    // 160 MB in runs on one thread: long enough for several redraws.
+    ASSERT_EQ(shell(kGen + " --count 20M --seed 2 " + quote(dir / "big"), dir).status, 0);
+    int status = -1;
+    const std::string shown = run_on_terminal(
+        {"--backend", "cpu", "--threads", "1", "--memory", "2M", dir / "big", dir / "out"}, status);
+    ASSERT_EQ(status, 0) << shown;
+    EXPECT_GE(std::count(shown.begin(), shown.end(), '\r'), 2) << shown;
+    EXPECT_NE(shown.find("sorting"), std::string::npos) << shown;
+    EXPECT_NE(shown.find(" of "), std::string::npos) << shown;
+    EXPECT_NE(shown.find("MiB"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("/s"), std::string::npos) << shown;
+    EXPECT_EQ(shown.back(), '\n') << shown;  // the line is ended when the sort is done
+    EXPECT_EQ(std::count(shown.begin(), shown.end(), '\n'), 1) << shown;
+
+    const std::string quiet = run_on_terminal({"--backend", "cpu", "--quiet", dir / "big", dir / "out"}, status);
+    ASSERT_EQ(status, 0) << quiet;
+    EXPECT_EQ(quiet, "");
+}
+
+TEST_F(Pipeline, ProgressOnRequestWhenStderrIsNotATerminal) {
+    Result r = shell(kSort + " --backend cpu --progress " + quote(dir / "in") + " " + quote(dir / "out"), dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("done"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.back(), '\n');
+    // Without --progress, nothing (stderr is a file here).
+    r = shell(kSort + " --backend cpu " + quote(dir / "in") + " " + quote(dir / "out"), dir);
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(shell(kSort + " --progress --quiet " + quote(dir / "in") + " " + quote(dir / "out"), dir).status, 0);
+}
