@@ -6,6 +6,10 @@
 
 namespace gpusort::io {
 
+// Bytes asked for as the buffer of a pipe that a stream reads or writes (1 MiB: the most an
+// unprivileged process may set by default).
+inline constexpr int kPipeBuffer = 1 << 20;
+
 enum class Compression { none, gzip, bzip2, xz, zstd };
 
 // By the ending: ".gz", ".bz2", ".xz", ".zst"; none for anything else ("-" included).

@@ -218,6 +218,8 @@ StreamWriter::StreamWriter(int fd, std::string name, Compression compression, un
     struct stat st {};
     if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", name_, errno);
     may_block_ = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+    // A larger pipe buffer (where the system allows) means fewer, larger transfers.
+    if (S_ISFIFO(st.st_mode)) ::fcntl(fd_, F_SETPIPE_SZ, kPipeBuffer);
     if (compression_ == Compression::none) return;
 
     std::size_t workers = std::max(1u, threads);

@@ -81,7 +81,7 @@ struct SortJob {
 void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<void(std::uint64_t, std::span<std::byte>)>& read,
                        const SortOutput& output) {
     SortReport& report = job.report;
-    report.runs = 1;
+    report.runs = records > 0 ? 1 : 0;
     report.output_records = records;
     if (records == 0) return;
     OutputPrefault prefault(output, job.sorter);
