@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start: installs what is missing, builds, generates 1 GiB of random u64 keys, sorts them
 # with a 256 MiB memory budget (so runs are spilled and merged) and checks the result; then the
-# same for 200 MB of Sort Benchmark records (--format gensort) with a 64 MiB budget.
+# same for 200 MB of Sort Benchmark records (--format gensort) with a 64 MiB budget, and once more
+# through a pipe into a zstd-compressed file, verified (--verify) before it is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -14,3 +15,6 @@ cat demo/stats.json
 build/tools/gpusort-gen --format gensort --count 2M --seed 1 demo/records.bin
 time build/src/gpusort-file --memory 64M --format gensort demo/records.bin demo/records-sorted.bin
 build/tools/gpusort-check --format gensort --input demo/records.bin demo/records-sorted.bin
+time cat demo/records.bin | build/src/gpusort-file --memory 64M --format gensort --verify - demo/records-sorted.bin.zst
+zstd -dc demo/records-sorted.bin.zst | cmp - demo/records-sorted.bin
+ls -l demo/records.bin demo/records-sorted.bin.zst
