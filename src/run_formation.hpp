@@ -17,6 +17,7 @@
 #include "src/sort_plan.hpp"
 #include "src/sorted_run.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -114,8 +115,8 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
     std::uint64_t next = 0, position = 0;
     std::mutex mutex;  // guards free_slots and times
     // Chunks may finish out of order (a thread waiting inside one chunk's sort can run the other
-    // chunk to its end), so a chunk takes whichever slot is free, not c % 2. The chunks already
-    // read lie in slots 0 and 1, and take them first.
+    // chunk to its end), so a chunk takes whichever slot is free, not c % 2; the chunks already
+    // read lie in slots 0 and 1 and take those (chunk 0 may be done before chunk 1 starts).
     std::vector<std::size_t> free_slots = {1, 0};
     tbb::parallel_pipeline(
         2,
@@ -124,8 +125,13 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                                           std::size_t slot;
                                           {
                                               std::lock_guard lock(mutex);
-                                              slot = free_slots.back();  // one is free: at most two chunks in flight
-                                              free_slots.pop_back();
+                                              // A chunk already read is in its own slot (free: it was never used);
+                                              // else any slot is free: at most two chunks are in flight.
+                                              auto it = next < pre_read
+                                                            ? std::find(free_slots.begin(), free_slots.end(), next)
+                                                            : free_slots.end() - 1;
+                                              slot = *it;
+                                              free_slots.erase(it);
                                           }
                                           std::uint64_t n = chunks.records[slot];
                                           if (next >= pre_read) {

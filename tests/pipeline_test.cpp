@@ -100,7 +100,7 @@ TEST_F(Pipeline, StdinToFileAndFileToStdout) {
 }
 
 TEST_F(Pipeline, PipesBothWaysInOneChunkAndInSpilledRuns) {
-    for (const char* memory : {"", " --memory 1M"}) {
+    for (const char* memory : {"", " --memory 1M", " --memory 1M --threads 1", " --memory 1M --threads 3"}) {
         SCOPED_TRACE(memory);
         Result r = shell("cat " + quote(dir / "in") + " | " + kSort + " --backend cpu" + memory + " --stats " +
                              quote(dir / "stats") + " - - | cat > " + quote(dir / "out"),
@@ -123,10 +123,11 @@ TEST_F(Pipeline, PipesBothWaysInOneChunkAndInSpilledRuns) {
 TEST_F(Pipeline, RecordsFromAPipeInSeveralMergePassesWithUniqueToAPipe) {
     // 12-byte records keyed by a big-endian u16 at offset 3: many duplicates.
     ASSERT_EQ(shell(kGen + " --type u32 --count 600000 --seed 8 " + quote(dir / "rec"), dir).status, 0);
-    for (bool unique : {false, true}) {
-        SCOPED_TRACE(unique);
-        Result r = shell("cat " + quote(dir / "rec") + " | " + kSort +
-                             " --backend cpu --memory 1M --record-size 12 --key 3:u16:be" + (unique ? " --unique" : "") +
+    // One thread: a chunk may be done before the next starts; three: chunks finish out of order.
+    for (auto [unique, threads] : {std::pair{false, "1"}, std::pair{true, "1"}, std::pair{false, "3"}, std::pair{true, "3"}}) {
+        SCOPED_TRACE(std::string(unique ? "unique, threads " : "threads ") + threads);
+        Result r = shell("cat " + quote(dir / "rec") + " | " + kSort + " --backend cpu --threads " + threads +
+                             " --memory 1M --record-size 12 --key 3:u16:be" + (unique ? " --unique" : "") +
                              " --stats " + quote(dir / "stats") + " - - > " + quote(dir / "out"),
                          dir);
         ASSERT_EQ(r.status, 0) << r.err;
