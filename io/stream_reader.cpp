@@ -353,17 +353,16 @@ void StreamReader::produce() {
     changed_.notify_all();
 }
 
-void StreamReader::decode_plain(Source& source) {
+template <typename Fill, typename Early>
+void StreamReader::fill_blocks(Fill fill, Early early) {
     for (;;) {
         Block block = take_empty_block();
         if (!block.data) return;
         bool end = false;
         try {
             while (block.size < kBlockSize) {
-                // From a pipe, hand over what has come before waiting for more.
-                if (block.size > 0 && !source.ready_now()) break;
-                std::streamsize got = source.read(reinterpret_cast<char*>(block.data.get() + block.size),
-                                                  static_cast<std::streamsize>(kBlockSize - block.size));
+                if (early(block.size)) break;
+                const std::streamsize got = fill(reinterpret_cast<char*>(block.data.get() + block.size), kBlockSize - block.size);
                 if (got < 0) {
                     end = true;
                     break;
@@ -379,31 +378,20 @@ void StreamReader::decode_plain(Source& source) {
     }
 }
 
+void StreamReader::decode_plain(Source& source) {
+    fill_blocks([&](char* data, std::size_t size) { return source.read(data, static_cast<std::streamsize>(size)); },
+                // From a pipe, hand over what has come before waiting for more.
+                [&](std::size_t filled) { return filled > 0 && !source.ready_now(); });
+}
+
 template <typename Decompressor>
 void StreamReader::decode(Source& source, Decompressor& decompressor) {
-    for (;;) {
-        Block block = take_empty_block();
-        if (!block.data) return;
-        bool end = false;
-        try {
-            while (block.size < kBlockSize) {
-                if (stop_.load(std::memory_order_relaxed)) throw Stopped{};
-                auto want = static_cast<std::streamsize>(std::min(kDecodeSlice, kBlockSize - block.size));
-                std::streamsize got = bio::read(decompressor, source,
-                                                reinterpret_cast<char*>(block.data.get() + block.size), want);
-                if (got < 0) {
-                    end = true;
-                    break;
-                }
-                block.size += static_cast<std::size_t>(got);
-            }
-        } catch (...) {
-            if (block.size > 0) push_block(std::move(block));
-            throw;
-        }
-        if (block.size > 0 && !push_block(std::move(block))) return;
-        if (end) return;
-    }
+    fill_blocks(
+        [&](char* data, std::size_t size) {
+            if (stop_.load(std::memory_order_relaxed)) throw Stopped{};
+            return bio::read(decompressor, source, data, static_cast<std::streamsize>(std::min(kDecodeSlice, size)));
+        },
+        [](std::size_t) { return false; });
 }
 
 StreamReader::Block StreamReader::take_empty_block() {

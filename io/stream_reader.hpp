@@ -67,6 +67,10 @@ private:
     void decode_plain(Source& source);
     template <typename Decompressor>
     void decode(Source& source, Decompressor& decompressor);
+    // Fills blocks through fill(data, size) (bytes placed, negative at the end) and hands them to
+    // read(); early(block_size) says when a partly filled block should go out at once.
+    template <typename Fill, typename Early>
+    void fill_blocks(Fill fill, Early early);
     Block take_empty_block();
     bool push_block(Block block);
     bool next_block();

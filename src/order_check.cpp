@@ -6,6 +6,7 @@
 #include "src/order_check.hpp"
 
 #include "src/key_type.hpp"
+#include "src/unaligned_load.hpp"
 
 #include <algorithm>
 #include <array>
@@ -31,29 +32,6 @@ using KeyPiece = OrderChecker::KeyPiece;
 // Spans this large are checked in parallel, in parts of about kPartBytes.
 constexpr std::size_t kParallelBytes = std::size_t{4} << 20;
 constexpr std::size_t kPartBytes = std::size_t{1} << 20;
-
-inline u64 load_word(const std::byte* p) {
-    u64 word;
-    std::memcpy(&word, p, 8);
-    return word;
-}
-
-// A whole record of n < 8 bytes, zero-extended, from two overlapping loads.
-inline u64 load_short(const std::byte* p, std::size_t n) {
-    if (n >= 4) {
-        std::uint32_t first, last;
-        std::memcpy(&first, p, 4);
-        std::memcpy(&last, p + n - 4, 4);
-        return first | (u64{last} << (8 * (n - 4)));
-    }
-    if (n >= 2) {
-        std::uint16_t first, last;
-        std::memcpy(&first, p, 2);
-        std::memcpy(&last, p + n - 2, 2);
-        return first | (u64{last} << (8 * (n - 2)));
-    }
-    return n == 1 ? std::to_integer<u64>(p[0]) : 0;
-}
 
 // The pieces of the field `length` bytes long at `offset` in the record, whose normalised bits
 // start at key_bit of the key: one, or two when it straddles key words; each with its word.

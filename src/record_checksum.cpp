@@ -10,6 +10,8 @@
 // the other keeps.
 #include "src/record_checksum.hpp"
 
+#include "src/unaligned_load.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -64,28 +66,6 @@ inline u64 multiply_fold(u64 x, u64 y) {
     return static_cast<u64>(product) ^ static_cast<u64>(product >> 64);
 }
 
-inline u64 load_word(const std::byte* p) {
-    u64 word;
-    std::memcpy(&word, p, 8);
-    return word;
-}
-
-// The n < 8 bytes at p, zero-extended, from two overlapping loads.
-inline u64 load_short(const std::byte* p, std::size_t n) {
-    if (n >= 4) {
-        std::uint32_t first, last;
-        std::memcpy(&first, p, 4);
-        std::memcpy(&last, p + n - 4, 4);
-        return first | (u64{last} << (8 * (n - 4)));
-    }
-    if (n >= 2) {
-        std::uint16_t first, last;
-        std::memcpy(&first, p, 2);
-        std::memcpy(&last, p + n - 2, 2);
-        return first | (u64{last} << (8 * (n - 2)));
-    }
-    return n == 1 ? std::to_integer<u64>(p[0]) : 0;
-}
 
 struct RecordHashes {
     u64 a, b;
