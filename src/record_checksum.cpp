@@ -66,7 +66,6 @@ inline u64 multiply_fold(u64 x, u64 y) {
     return static_cast<u64>(product) ^ static_cast<u64>(product >> 64);
 }
 
-
 struct RecordHashes {
     u64 a, b;
 };
