@@ -3,6 +3,7 @@
 #include "io/stream_reader.hpp"
 
 #include "io/io_error.hpp"
+#include "io/wait_ready.hpp"
 
 #include <boost/iostreams/categories.hpp>
 #include <boost/iostreams/filter/bzip2.hpp>
@@ -206,16 +207,7 @@ public:
     void check_zstd_frames(ZstdFrameCheck* check) { zstd_check_ = check; }
 
 private:
-    // True when the descriptor is readable (or at its end, or failed: read() tells which).
-    bool wait_readable(int milliseconds) {
-        pollfd entry{reader_.fd_, POLLIN, 0};
-        int ready = ::poll(&entry, 1, milliseconds);
-        if (ready < 0) {
-            if (errno == EINTR) return false;
-            throw_errno("cannot wait for", reader_.name_, errno);
-        }
-        return ready > 0;
-    }
+    bool wait_readable(int milliseconds) { return wait_ready(reader_.fd_, POLLIN, milliseconds, reader_.name_); }
 
     StreamReader& reader_;
     bool may_block_ = false;

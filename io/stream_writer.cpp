@@ -4,6 +4,7 @@
 #include "io/stream_writer.hpp"
 
 #include "io/io_error.hpp"
+#include "io/wait_ready.hpp"
 
 #include <boost/iostreams/close.hpp>
 #include <boost/iostreams/device/back_inserter.hpp>
@@ -86,17 +87,6 @@ private:
     sigset_t pending_before_;
 };
 
-// Waits until fd takes data; false when it did not within the time or a signal came.
-bool wait_writable(int fd, int milliseconds, const std::string& name) {
-    pollfd entry{fd, POLLOUT, 0};
-    int ready = ::poll(&entry, 1, milliseconds);
-    if (ready < 0) {
-        if (errno == EINTR) return false;
-        throw_errno("cannot wait for", name, errno);
-    }
-    return ready > 0;
-}
-
 // Bytes a pipe takes now without waiting (at least 1 once poll() said it takes data); the whole
 // request when the descriptor is no pipe.
 std::size_t room_in_pipe(int fd, std::size_t wanted) {
@@ -121,14 +111,14 @@ void write_all(int fd, std::span<const std::byte> data, const std::string& name,
         std::size_t chunk = data.size();
         if (may_block && stop) {
             if (stop->load(std::memory_order_relaxed)) throw Stopped{};
-            if (!wait_writable(fd, kPollMilliseconds, name)) continue;
+            if (!wait_ready(fd, POLLOUT, kPollMilliseconds, name)) continue;
             if (is_pipe) chunk = room_in_pipe(fd, chunk);
         }
         ssize_t written = ::write(fd, data.data(), chunk);
         if (written < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a non-blocking descriptor
-                wait_writable(fd, kPollMilliseconds, name);
+                wait_ready(fd, POLLOUT, kPollMilliseconds, name);
                 continue;
             }
             throw_errno("cannot write", name, errno);

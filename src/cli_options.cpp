@@ -183,8 +183,8 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     sort.output_compression = compression("output-compression");
     if (vm.count("compression-level")) {
         sort.compression_level = vm["compression-level"].as<int>();
-        if (sort.compression_level < 1 || sort.compression_level > 22)
-            throw std::invalid_argument("--compression-level: must be between 1 and 22 (gz, bz2: 1-9, xz: 0-9, zst: 1-22)");
+        if (sort.compression_level < 0 || sort.compression_level > 19)
+            throw std::invalid_argument("--compression-level: must be between 0 and 19 (gz: 0-9, bz2: 1-9, xz: 0-9, zst: 1-19)");
     }
     sort.verify = vm.count("verify") > 0;
     command.quiet = vm.count("quiet") > 0;

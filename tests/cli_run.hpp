@@ -28,6 +28,8 @@ struct Result {
     bool exited() const { return WIFEXITED(wait_status); }
     int exit_code() const { return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1; }
     bool killed_by(int sig) const { return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == sig; }
+    // As a shell reports it: the exit code, or 128 + the signal that killed it.
+    int status() const { return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status); }
     // "exited with 1" or "killed by Terminated", for failure messages.
     std::string how_it_ended() const {
         if (WIFEXITED(wait_status)) return "exited with " + std::to_string(WEXITSTATUS(wait_status));
@@ -139,6 +141,10 @@ inline void expect_one_error_line(const Result& r, const std::vector<std::string
     EXPECT_EQ(r.err.empty() ? '\0' : r.err.back(), '\n') << r.err;
     for (const auto& text : must_contain)
         EXPECT_NE(r.err.find(text), std::string::npos) << "missing '" << text << "' in: " << r.err;
+}
+
+inline void expect_one_error_line(const Result& r, const std::string& must_contain) {
+    expect_one_error_line(r, std::vector<std::string>{must_contain});
 }
 
 }  // namespace gpusort::testing

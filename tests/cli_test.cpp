@@ -1,6 +1,7 @@
 // The programs as a user runs them: gpusort-gen makes data, gpusort-file sorts it, gpusort-check
 // and an in-test std::sort confirm it; every error case gives one "gpusort-file: " line, a
 // non-zero status, no new file at OUTPUT, an untouched existing OUTPUT and no temp files.
+#include "cli_run.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
 
@@ -17,47 +18,7 @@ using namespace gpusort::testing;
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string out;  // stdout
-    std::string err;  // stderr
-};
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Result run(const std::string& program, const std::vector<std::string>& args, const ScratchDir& dir) {
-    std::string command = quote(program);
-    for (const auto& a : args) {
-        command += ' ';
-        command += quote(a);
-    }
-    const std::string err_path = dir / ".stderr";
-    command += " 2>" + quote(err_path);
-    Result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.err = read_text(err_path);
-    std::remove(err_path.c_str());
-    return result;
-}
-
-Result sort_cli(const std::vector<std::string>& args, const ScratchDir& dir) { return run(GPUSORT_FILE_BIN, args, dir); }
-
-void expect_one_error_line(const Result& r, const std::string& must_contain) {
-    EXPECT_NE(r.status, 0);
-    EXPECT_EQ(r.err.rfind("gpusort-file: ", 0), 0u) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(must_contain), std::string::npos) << "missing '" << must_contain << "' in: " << r.err;
-}
+Result sort_cli(const std::vector<std::string>& args, const ScratchDir&) { return run(GPUSORT_FILE_BIN, args); }
 
 }  // namespace
 
@@ -72,15 +33,15 @@ TEST(Cli, SortsGeneratedDataOfSeveralTypes) {
                    Case{"f64", "uniform", true}, Case{"u8", "few-unique", false}, Case{"i32", "nearly-sorted", true}}) {
         std::vector<std::string> gen = {"--type", c.type, "--count", "300001", "--dist", c.dist, dir / "in"};
         if (std::string(c.type)[0] == 'f') gen.push_back("--special");
-        ASSERT_EQ(run(GPUSORT_GEN_BIN, gen, dir).status, 0);
+        ASSERT_EQ(run(GPUSORT_GEN_BIN, gen).status(), 0);
         std::vector<std::string> args = {"--type", c.type, dir / "in", dir / "out"};
         std::vector<std::string> check = {"--type", c.type, "--input", dir / "in", dir / "out"};
         if (c.descending) args.insert(args.begin(), "--descending"), check.insert(check.begin(), "--descending");
         Result r = sort_cli(args, dir);
-        ASSERT_EQ(r.status, 0) << r.err;
+        ASSERT_EQ(r.status(), 0) << r.err;
         EXPECT_EQ(r.err, "");
-        Result checked = run(GPUSORT_CHECK_BIN, check, dir);
-        EXPECT_EQ(checked.status, 0) << c.type << " " << checked.out << checked.err;
+        Result checked = run(GPUSORT_CHECK_BIN, check);
+        EXPECT_EQ(checked.status(), 0) << c.type << " " << checked.out << checked.err;
         if (std::string(c.type) == "f32") {
             auto in = read_keys<float>(dir / "in");
             auto out = read_keys<float>(dir / "out");
@@ -94,11 +55,11 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
     ScratchDir tmp;
     write_text(tmp / "unrelated", "stays");
     // 4 Mi keys = 32 MiB with a 1 MiB budget: about 70 runs, more than one merge can take.
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "4M", "--seed", "9", dir / "in"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "4M", "--seed", "9", dir / "in"}).status(), 0);
     Result r = sort_cli({"--backend", "cpu", "--memory", "1M", "--tmp-dir", tmp.path(), "--stats", dir / "stats.json",
                          dir / "in", dir / "out"},
                         dir);
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_EQ(tmp.entries(), (std::set<std::string>{"unrelated"}));
     const std::string stats = read_text(dir / "stats.json");
     EXPECT_NE(stats.find("\"runs\": 69"), std::string::npos) << stats;
@@ -109,10 +70,10 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
 
 TEST(Cli, SortsInPlace) {
     ScratchDir dir;
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i64", "--count", "200000", dir / "data"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i64", "--count", "200000", dir / "data"}).status(), 0);
     auto original = read_keys<std::int64_t>(dir / "data");
     Result r = sort_cli({"--type", "i64", "--backend", "cpu", "--memory", "1M", dir / "data", dir / "data"}, dir);
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_TRUE(same_bytes(read_keys<std::int64_t>(dir / "data"), reference_sort(original, false)));
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"data"}));
 }
@@ -121,7 +82,7 @@ TEST(Cli, EmptyInputGivesEmptyOutput) {
     ScratchDir dir;
     write_text(dir / "in", "");
     Result r = sort_cli({dir / "in", dir / "out"}, dir);
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_EQ(read_text(dir / "out"), "");
 }
 
@@ -159,7 +120,7 @@ TEST(Cli, UnwritableOutput) {
 
 TEST(Cli, UnusableTmpDir) {
     ScratchDir dir;
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1M", dir / "in"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1M", dir / "in"}).status(), 0);
     write_text(dir / "out", "keep");
     expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", dir / "missing", dir / "in", dir / "out"}, dir),
                           dir / "missing");
@@ -183,15 +144,15 @@ TEST(Cli, BadCommandLines) {
     expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir), "no-such-option");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
     Result help = sort_cli({"--help"}, dir);
-    EXPECT_EQ(help.status, 0);
+    EXPECT_EQ(help.status(), 0);
     EXPECT_NE(help.out.find("--memory"), std::string::npos);
 }
 
 TEST(Tools, GenIsDeterministicPerSeed) {
     ScratchDir dir;
     for (const char* dist : {"uniform", "sorted", "reversed", "equal", "few-unique", "nearly-sorted", "zipf", "normal"}) {
-        ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i32", "--count", "5000", "--dist", dist, "--seed", "4", dir / "a"}, dir).status, 0);
-        ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i32", "--count", "5000", "--dist", dist, "--seed", "4", dir / "b"}, dir).status, 0);
+        ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i32", "--count", "5000", "--dist", dist, "--seed", "4", dir / "a"}).status(), 0);
+        ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--type", "i32", "--count", "5000", "--dist", dist, "--seed", "4", dir / "b"}).status(), 0);
         EXPECT_EQ(read_text(dir / "a"), read_text(dir / "b")) << dist;
         EXPECT_EQ(read_text(dir / "a").size(), 20000u) << dist;
         auto keys = read_keys<std::int32_t>(dir / "a");
@@ -205,8 +166,8 @@ TEST(Tools, GenIsDeterministicPerSeed) {
             EXPECT_EQ(std::count(keys.begin(), keys.end(), keys[0]), 5000);
         }
     }
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "5", dir / "c"}, dir).status, 0);
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "6", dir / "d"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "5", dir / "c"}).status(), 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", "--seed", "6", dir / "d"}).status(), 0);
     EXPECT_NE(read_text(dir / "c"), read_text(dir / "d"));
 }
 
@@ -219,18 +180,18 @@ TEST(Tools, CheckFindsDisorderAndMissingRecords) {
     write("sorted", keys);
     write("unsorted", {1, 3, 2, 3, 9});
     write("changed", {1, 2, 3, 4, 9});
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "sorted"}, dir).status, 0);
-    Result disorder = run(GPUSORT_CHECK_BIN, {"--type", "u32", dir / "unsorted"}, dir);
-    EXPECT_EQ(disorder.status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "sorted"}).status(), 0);
+    Result disorder = run(GPUSORT_CHECK_BIN, {"--type", "u32", dir / "unsorted"});
+    EXPECT_EQ(disorder.status(), 1);
     EXPECT_NE(disorder.out.find("record 2"), std::string::npos) << disorder.out;
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "changed"}, dir).status, 1);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--descending", dir / "sorted"}, dir).status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "changed"}).status(), 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--descending", dir / "sorted"}).status(), 1);
 }
 
 TEST(Tools, GenWritesGensortRecordsThatSayWhereTheyCameFrom) {
     ScratchDir dir;
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "5000", "--seed", "3", dir / "a"}, dir).status, 0);
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "5000", "--seed", "3", dir / "b"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "5000", "--seed", "3", dir / "a"}).status(), 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "5000", "--seed", "3", dir / "b"}).status(), 0);
     const std::string a = read_text(dir / "a");
     ASSERT_EQ(a.size(), 500000u);
     EXPECT_EQ(a, read_text(dir / "b"));
@@ -242,12 +203,12 @@ TEST(Tools, GenWritesGensortRecordsThatSayWhereTheyCameFrom) {
         keys.insert(a.substr(i * 100, 10));
     }
     EXPECT_GT(keys.size(), 4990u);  // uniformly random 10-byte keys hardly ever repeat
-    EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--type", "u32", "--count", "5", dir / "c"}, dir).status, 0);
+    EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--type", "u32", "--count", "5", dir / "c"}).status(), 0);
 }
 
 TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
     ScratchDir dir;
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "3000", dir / "in"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "3000", dir / "in"}).status(), 0);
     std::string data = read_text(dir / "in");
     std::vector<std::string> records;
     for (std::size_t i = 0; i < 3000; ++i) records.push_back(data.substr(i * 100, 100));
@@ -256,14 +217,14 @@ TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
     std::string sorted;
     for (const auto& r : records) sorted += r;
     write_text(dir / "sorted", sorted);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "sorted"}, dir).status, 0);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "0:bytes:10", "--record-size", "100", dir / "sorted"}, dir).status, 0);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", dir / "in"}, dir).status, 1);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", dir / "sorted"}, dir).status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "sorted"}).status(), 0);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "0:bytes:10", "--record-size", "100", dir / "sorted"}).status(), 0);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", dir / "in"}).status(), 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", dir / "sorted"}).status(), 1);
     std::string changed = sorted;
     changed[50] ^= 1;  // a payload byte: order intact, records no longer the same
     write_text(dir / "changed", changed);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "changed"}, dir).status, 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "changed"}).status(), 1);
 
     // 13-byte records ordered by a big-endian u32 at offset 3, then a descending i16 at offset 0.
     std::vector<std::array<unsigned char, 13>> recs(2000);
@@ -282,18 +243,18 @@ TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
     const std::vector<std::string> spec = {"--key", "3:u32:be", "--key", "0:i16:desc", "--record-size", "13"};
     std::vector<std::string> args = spec;
     args.push_back(dir / "recs");
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 0);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args).status(), 0);
     std::swap(recs[10], recs[1990]);
     write_text(dir / "recs", std::string(reinterpret_cast<const char*>(recs.data()), recs.size() * 13));
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 1);
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "12:u32", "--record-size", "13", dir / "recs"}, dir).status, 2);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args).status(), 1);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "12:u32", "--record-size", "13", dir / "recs"}).status(), 2);
 }
 
 TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {
     ScratchDir dir;
     constexpr std::size_t n = 4000;
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "4000", "--seed", "7", dir / "bin"}, dir).status, 0);
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--count", "4000", "--seed", "7", dir / "txt"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "4000", "--seed", "7", dir / "bin"}).status(), 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--count", "4000", "--seed", "7", dir / "txt"}).status(), 0);
     const std::string bin = read_text(dir / "bin");
     const std::string txt = read_text(dir / "txt");
     ASSERT_EQ(bin.size(), 100 * n);
@@ -325,36 +286,36 @@ TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {
         return bin.compare(x * 100, 10, bin, y * 100, 10) < 0;
     });
     EXPECT_EQ(by_text, by_key);
-    EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--type", "u32", "--count", "5", dir / "c"}, dir).status, 0);
+    EXPECT_NE(run(GPUSORT_GEN_BIN, {"--format", "gensort-text", "--type", "u32", "--count", "5", dir / "c"}).status(), 0);
 }
 
 TEST(Cli, SortsRecordsByKeySpecsAndGensortFiles) {
     ScratchDir dir;
     // Sort Benchmark records, in memory and spilled as many runs; checked by gpusort-check.
-    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "50000", dir / "in"}, dir).status, 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "50000", dir / "in"}).status(), 0);
     for (const char* memory : {"1G", "1M"}) {
         Result r = sort_cli({"--backend", "cpu", "--memory", memory, "--format", "gensort", dir / "in", dir / "out"}, dir);
-        ASSERT_EQ(r.status, 0) << r.err;
-        Result checked = run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "out"}, dir);
-        EXPECT_EQ(checked.status, 0) << memory << " " << checked.out << checked.err;
+        ASSERT_EQ(r.status(), 0) << r.err;
+        Result checked = run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "out"});
+        EXPECT_EQ(checked.status(), 0) << memory << " " << checked.out << checked.err;
     }
     // --descending reverses the key; the same records read as 25 u32 fields, keyed by two of them.
     Result r = sort_cli({"--backend", "cpu", "--format", "gensort", "--descending", dir / "in", dir / "out"}, dir);
-    ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", "--input", dir / "in", dir / "out"}, dir).status, 0);
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", "--input", dir / "in", dir / "out"}).status(), 0);
     const std::vector<std::string> spec = {"--record-size", "100", "--key", "20:u32:be:desc", "--key", "1:i64"};
     std::vector<std::string> args = spec;
     args.insert(args.end(), {"--backend", "cpu", "--stable", dir / "in", dir / "out"});
     r = sort_cli(args, dir);
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.status(), 0) << r.err;
     args = spec;
     args.insert(args.end(), {"--input", dir / "in", dir / "out"});
-    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args, dir).status, 0);
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, args).status(), 0);
     // --type with a larger --record-size: a little-endian key of that type at offset 0.
     r = sort_cli({"--backend", "cpu", "--type", "u16", "--record-size", "100", "--unique", "--stats", dir / "stats",
                   dir / "in", dir / "out"},
                  dir);
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.status(), 0) << r.err;
     const std::string out = read_text(dir / "out");
     ASSERT_EQ(out.size() % 100, 0u);
     ASSERT_LE(out.size(), 65536u * 100);
