@@ -1,11 +1,13 @@
-// AtomicOutputFile: O_TMPFILE + linkat + rename (or a hidden unique name + rename); a hidden name is
-// registered for signal cleanup for as long as it exists.
+// AtomicOutputFile: O_TMPFILE + linkat (+ rename when the path exists), or a hidden unique name +
+// rename; a hidden name is registered for signal cleanup for as long as it exists.
 #include "io/atomic_output_file.hpp"
 
 #include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
+#include "io/syscalls.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <fcntl.h>
 #include <random>
 #include <sys/stat.h>
@@ -24,6 +26,22 @@ std::string hidden_name(const std::string& folder) {
     return name;
 }
 
+// Where `path` leads once the symbolic links at its end are followed (to a file that need not
+// exist yet): an OUTPUT that is a link has the file it points to replaced, the link stays.
+std::string follow_links(const std::string& path) {
+    std::string current = path;
+    std::vector<char> target(PATH_MAX);
+    for (int links = 0;; ++links) {
+        const ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+        if (n < 0) return current;  // no link (or nothing there): what follows reports any error
+        if (links == 40) throw_errno("cannot write", path, ELOOP);
+        if (static_cast<std::size_t>(n) == target.size()) throw_errno("cannot write", path, ENAMETOOLONG);
+        const std::string link(target.data(), static_cast<std::size_t>(n));
+        const auto slash = current.find_last_of('/');
+        current = link.front() == '/' || slash == std::string::npos ? link : current.substr(0, slash + 1) + link;
+    }
+}
+
 mode_t final_mode(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) return st.st_mode & 07777;
@@ -32,16 +50,27 @@ mode_t final_mode(const std::string& path) {
     return 0666 & ~mask;
 }
 
+// Makes a rename in `folder` durable by flushing the folder. Best effort: it runs after the rename,
+// which a failure here cannot undo, and the file's data were flushed before; a crash that loses
+// the rename leaves the old OUTPUT (or none), never a partial one.
+void flush_folder(const std::string& folder) {
+    const int dir =
+        sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    if (dir < 0) return;
+    sys::fsync(dir);
+    sys::close(dir);
+}
+
 }  // namespace
 
-AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
+AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(follow_links(path)) {
     struct stat st {};
     if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         throw IoError("cannot write '" + path_ + "': it is a directory");
     const std::string folder = parent_folder(path_);
     int fd = -1;
 #ifdef O_TMPFILE
-    fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    fd = sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); });
     if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
         throw_errno("cannot write", path_, errno);
 #endif
@@ -52,7 +81,7 @@ AtomicOutputFile::AtomicOutputFile(std::string path) : path_(std::move(path)) {
         int err = 0;
         {
             HoldCleanupSignals hold;
-            fd = ::mkostemp(name.data(), O_CLOEXEC);
+            fd = sys::mkostemp(name.data(), O_CLOEXEC);
             err = errno;
             if (fd >= 0) temp_name_cleanup_ = UnlinkOnSignal(name.data());
         }
@@ -68,11 +97,24 @@ AtomicOutputFile::~AtomicOutputFile() {
 }
 
 void AtomicOutputFile::commit(bool sync) {
-    if (::fchmod(file_.fd(), final_mode(path_)) != 0) throw_errno("cannot set permissions of", path_, errno);
+    if (sys::fchmod(file_.fd(), final_mode(path_)) != 0) throw_errno("cannot set permissions of", path_, errno);
     if (sync) file_.sync_data();
     if (temp_name_.empty()) {
-        // Give the nameless file a hidden unique name, then move it over the path.
-        const std::string proc = "/proc/self/fd/" + std::to_string(file_.fd());
+        // The nameless file is linked through a second descriptor, so that the first is closed before
+        // the file appears anywhere (a file system may report a failed write only on close).
+        const File nameless(::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0), path_);
+        if (!nameless.is_open()) throw_errno("cannot write", path_, errno);
+        file_.close();
+        const std::string proc = "/proc/self/fd/" + std::to_string(nameless.fd());
+        // Where nothing is at the path yet, the file is linked there at once: it never has another
+        // name, which a SIGKILL between the link and the rename below would leave behind.
+        if (sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+            committed_ = true;
+            if (sync) flush_folder(parent_folder(path_));
+            return;
+        }
+        if (errno != EEXIST) throw_errno("cannot write", path_, errno);
+        // Else it gets a hidden unique name, then is moved over the path.
         const std::string folder = parent_folder(path_);
         for (int attempt = 0;; ++attempt) {
             std::string name = hidden_name(folder);
@@ -80,7 +122,7 @@ void AtomicOutputFile::commit(bool sync) {
             int err = 0;
             {
                 HoldCleanupSignals hold;
-                linked = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+                linked = sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
                 err = errno;
                 if (linked) temp_name_cleanup_ = UnlinkOnSignal(name);
             }
@@ -91,7 +133,9 @@ void AtomicOutputFile::commit(bool sync) {
             if (err != EEXIST || attempt > 100) throw_errno("cannot write", path_, err);
         }
     }
-    if (::rename(temp_name_.c_str(), path_.c_str()) != 0) {
+    // Closed before it appears at the path: a file system may report a failed write only here.
+    file_.close();
+    if (sys::rename(temp_name_.c_str(), path_.c_str()) != 0) {
         int err = errno;
         ::unlink(temp_name_.c_str());
         temp_name_.clear();
@@ -100,15 +144,7 @@ void AtomicOutputFile::commit(bool sync) {
     }
     committed_ = true;
     temp_name_cleanup_.release();
-    if (sync) {
-        // Make the rename itself durable: flush the folder's entry.
-        int dir = ::open(parent_folder(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir >= 0) {
-            ::fsync(dir);
-            ::close(dir);
-        }
-    }
-    file_.close();
+    if (sync) flush_folder(parent_folder(path_));
 }
 
 }  // namespace gpusort::io

@@ -1,6 +1,7 @@
 // AtomicOutputFile: the output is written to a nameless file in OUTPUT's folder and appears at
-// OUTPUT only in commit(), by one rename, after every byte was written. Until then an existing
-// OUTPUT is untouched; without commit() (an error, an exception, a kill) nothing is left.
+// OUTPUT only in commit(), after every byte was written: linked there when nothing is at OUTPUT, else
+// given a hidden name and renamed over it. Until then an existing OUTPUT is untouched; without
+// commit() (an error, an exception, a kill) nothing is left.
 #pragma once
 
 #include "io/file.hpp"
@@ -12,17 +13,19 @@ namespace gpusort::io {
 
 class AtomicOutputFile {
 public:
-    // Creates the hidden file next to `path`; fails at once when the folder is not writable.
-    explicit AtomicOutputFile(std::string path);
+    // Creates the hidden file next to `path`, or next to the file it leads to when it is a symbolic
+    // link (followed to the end, to a file that need not exist yet: that file is replaced or created,
+    // the link stays); fails at once when the folder is not writable.
+    explicit AtomicOutputFile(const std::string& path);
     AtomicOutputFile(const AtomicOutputFile&) = delete;
     AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
     ~AtomicOutputFile();
 
     const File& file() const { return file_; }
-    const std::string& path() const { return path_; }
+    const std::string& path() const { return path_; }  // where the file goes: symbolic links followed
 
     // Gives the file its final permissions (those of the file it replaces, else 0666 less
-    // the umask), flushes it to disk when `sync` is set, and renames it to the path.
+    // the umask), flushes it to disk when `sync` is set, closes it and renames it to the path.
     void commit(bool sync);
 
 private:

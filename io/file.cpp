@@ -2,6 +2,7 @@
 #include "io/file.hpp"
 
 #include "io/io_error.hpp"
+#include "io/syscalls.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -17,7 +18,7 @@ File::File(File&& other) noexcept
 
 File& File::operator=(File&& other) noexcept {
     if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0) sys::close(fd_);
         fd_ = std::exchange(other.fd_, -1);
         path_ = std::move(other.path_);
     }
@@ -25,17 +26,17 @@ File& File::operator=(File&& other) noexcept {
 }
 
 File::~File() {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) sys::close(fd_);
 }
 
 void File::close() {
     if (fd_ < 0) return;
     int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0 && errno != EINTR) throw_errno("cannot close", path_, errno);
+    if (sys::close(fd) != 0 && errno != EINTR) throw_errno("cannot close", path_, errno);
 }
 
 File File::open_read(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = sys::retry_interrupted([&] { return sys::open(path.c_str(), O_RDONLY | O_CLOEXEC); });
     if (fd < 0) throw_errno("cannot open", path, errno);
     File file(fd, path);
     struct stat st {};
@@ -53,8 +54,8 @@ std::uint64_t File::size() const {
 void File::read_at(std::uint64_t offset, std::span<std::byte> data) const {
     std::size_t done = 0;
     while (done < data.size()) {
-        ssize_t n = ::pread(fd_, data.data() + done, data.size() - done,
-                            static_cast<off_t>(offset + done));
+        ssize_t n = sys::pread(fd_, data.data() + done, data.size() - done,
+                               static_cast<off_t>(offset + done));
         if (n < 0) {
             if (errno == EINTR) continue;
             throw_errno("cannot read", path_, errno);
@@ -70,8 +71,8 @@ void File::read_at(std::uint64_t offset, std::span<std::byte> data) const {
 void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const {
     std::size_t done = 0;
     while (done < data.size()) {
-        ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
-                             static_cast<off_t>(offset + done));
+        ssize_t n = sys::pwrite(fd_, data.data() + done, data.size() - done,
+                                static_cast<off_t>(offset + done));
         if (n < 0) {
             if (errno == EINTR) continue;
             throw_errno("cannot write", path_, errno);
@@ -83,18 +84,21 @@ void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const
 
 bool File::allocate(std::uint64_t offset, std::uint64_t length) const {
     if (length == 0) return true;
-    if (::fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(length)) == 0) return true;
+    const int reserved = sys::retry_interrupted(
+        [&] { return sys::fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(length)); });
+    if (reserved == 0) return true;
     if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL)
         throw_errno("cannot reserve " + std::to_string(length) + " bytes for", path_, errno);
     return false;
 }
 
 void File::truncate(std::uint64_t size) const {
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw_errno("cannot resize", path_, errno);
+    if (sys::retry_interrupted([&] { return sys::ftruncate(fd_, static_cast<off_t>(size)); }) != 0)
+        throw_errno("cannot resize", path_, errno);
 }
 
 void File::sync_data() const {
-    if (::fdatasync(fd_) != 0) throw_errno("cannot flush", path_, errno);
+    if (sys::fdatasync(fd_) != 0) throw_errno("cannot flush", path_, errno);
 }
 
 bool file_id(const std::string& path, FileId& id) {

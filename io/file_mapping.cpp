@@ -2,6 +2,7 @@
 #include "io/file_mapping.hpp"
 
 #include "io/io_error.hpp"
+#include "io/syscalls.hpp"
 
 #include <cerrno>
 #include <sys/mman.h>
@@ -11,7 +12,7 @@ namespace gpusort::io {
 FileMapping::FileMapping(const File& file, std::uint64_t size) : size_(size) {
     if (size == 0) return;
     file.truncate(size);
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(), 0);
+    void* p = sys::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(), 0);
     if (p == MAP_FAILED) throw_errno("cannot map", file.path(), errno);
     data_ = static_cast<std::byte*>(p);
 }

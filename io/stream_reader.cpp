@@ -3,6 +3,7 @@
 #include "io/stream_reader.hpp"
 
 #include "io/io_error.hpp"
+#include "io/syscalls.hpp"
 #include "io/wait_ready.hpp"
 
 #include <boost/iostreams/categories.hpp>
@@ -180,7 +181,7 @@ public:
         for (;;) {
             if (reader_.stop_.load(std::memory_order_relaxed)) throw Stopped{};
             if (may_block_ && !wait_readable(kPollMilliseconds)) continue;
-            ssize_t got = ::read(reader_.fd_, data, static_cast<std::size_t>(size));
+            ssize_t got = sys::read(reader_.fd_, data, static_cast<std::size_t>(size));
             if (got < 0) {
                 if (errno == EINTR) continue;
                 // A descriptor set to non-blocking by someone else: poll() waits for it.
@@ -436,14 +437,11 @@ std::size_t StreamReader::read(std::span<std::byte> data) {
     std::size_t done = 0;
     while (done < data.size()) {
         if (current_pos_ == current_.size) {
-            try {
-                if (!next_block()) {
-                    ended_ = true;
-                    break;
-                }
-            } catch (...) {
-                if (done > 0) return done;  // the error comes with the next call
-                throw;
+            // An error is thrown at once, even after some bytes of this call: a short count would
+            // say that the stream ended.
+            if (!next_block()) {
+                ended_ = true;
+                break;
             }
             continue;
         }

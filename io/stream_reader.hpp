@@ -47,7 +47,8 @@ public:
     // Fills data from the stream and returns the bytes placed: data.size(), or fewer only when the
     // stream ended (0 once it has ended). Throws IoError naming the file when reading fails, when
     // compressed data are corrupt ("cannot decompress 'x': ...") or end within a member or frame;
-    // the data before the fault are delivered first, then every later call throws the same error.
+    // the data before the fault come in the calls they fill completely; the call that meets the
+    // fault, and every later one, throws the same error.
     std::size_t read(std::span<std::byte> data);
 
     // Bytes taken from the descriptor so far (compressed bytes when compressed), for progress.

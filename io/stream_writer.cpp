@@ -4,10 +4,11 @@
 #include "io/stream_writer.hpp"
 
 #include "io/io_error.hpp"
+#include "io/syscalls.hpp"
 #include "io/wait_ready.hpp"
 
+#include <boost/iostreams/categories.hpp>
 #include <boost/iostreams/close.hpp>
-#include <boost/iostreams/device/back_inserter.hpp>
 #include <boost/iostreams/filter/bzip2.hpp>
 #include <boost/iostreams/filter/gzip.hpp>
 #include <boost/iostreams/filter/lzma.hpp>
@@ -114,7 +115,7 @@ void write_all(int fd, std::span<const std::byte> data, const std::string& name,
             if (!wait_ready(fd, POLLOUT, kPollMilliseconds, name)) continue;
             if (is_pipe) chunk = room_in_pipe(fd, chunk);
         }
-        ssize_t written = ::write(fd, data.data(), chunk);
+        ssize_t written = sys::write(fd, data.data(), chunk);
         if (written < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a non-blocking descriptor
@@ -128,11 +129,31 @@ void write_all(int fd, std::span<const std::byte> data, const std::string& name,
     }
 }
 
+// Where a compressor's output goes: appended to a vector. Once the writer is stopped it throws
+// Stopped instead, which also ends a compressor busy closing: Boost's xz encoder hands the data to
+// a thread of liblzma and compresses most of a block while it is closed, writing here as it goes.
+class StoppableSink {
+public:
+    using char_type = char;
+    using category = bio::sink_tag;
+
+    StoppableSink(std::vector<char>& output, const std::atomic<bool>& stop) : output_(&output), stop_(&stop) {}
+    std::streamsize write(const char* data, std::streamsize size) {
+        if (stop_->load(std::memory_order_relaxed)) throw Stopped{};
+        output_->insert(output_->end(), data, data + size);
+        return size;
+    }
+
+private:
+    std::vector<char>* output_;
+    const std::atomic<bool>* stop_;
+};
+
 // Feeds input to a Boost compressor in slices and closes it, which completes the member or frame.
 template <typename Compressor>
 void run_compressor(Compressor& compressor, std::span<const std::byte> input, std::vector<char>& output,
                     const std::atomic<bool>& stop) {
-    bio::back_insert_device<std::vector<char>> sink(output);
+    StoppableSink sink(output, stop);
     while (!input.empty()) {
         if (stop.load(std::memory_order_relaxed)) throw Stopped{};
         std::size_t slice = std::min(kCompressSlice, input.size());
@@ -152,7 +173,9 @@ std::string failure_text(const std::exception& error) {
     return text;
 }
 
-void check_level(Compression compression, int level) {
+}  // namespace
+
+void StreamWriter::check_level(Compression compression, int level) {
     int lowest = 0;
     int highest = 0;
     switch (compression) {
@@ -168,8 +191,6 @@ void check_level(Compression compression, int level) {
                                     std::to_string(highest) + ")");
     }
 }
-
-}  // namespace
 
 int StreamWriter::default_level(Compression compression) {
     switch (compression) {

@@ -65,6 +65,9 @@ public:
 
     // The level -1 stands for: gzip 6, bzip2 9, xz 6, zstd 3 (none: 0).
     static int default_level(Compression compression);
+    // Throws std::invalid_argument unless `level` is one of the format's (gzip 0-9, bzip2 1-9,
+    // xz 0-9, zstd 1-19; any for none).
+    static void check_level(Compression compression, int level);
     // gzip and bzip2 4 MiB, zstd 8 MiB, xz twice its dictionary at that level and at least 8 MiB
     // (16 MiB at level 6); none: 0 (nothing is cut).
     static std::size_t default_block_size(Compression compression, int level);

@@ -4,6 +4,7 @@
 
 #include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
+#include "io/syscalls.hpp"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -21,7 +22,8 @@ File create_temp_file(const std::string& folder) {
     const std::string label = folder + " (temp file)";
     int fd = -1;
 #ifdef O_TMPFILE
-    fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    fd = sys::retry_interrupted(
+        [&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600); });
     if (fd >= 0) return File(fd, label);
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
         throw_errno("cannot create a temp file in", folder, errno);
@@ -34,7 +36,7 @@ File create_temp_file(const std::string& folder) {
     int err = 0;
     {
         HoldCleanupSignals hold;
-        fd = ::mkostemp(name.data(), O_CLOEXEC);
+        fd = sys::mkostemp(name.data(), O_CLOEXEC);
         err = errno;
         if (fd >= 0) cleanup = UnlinkOnSignal(name.data());
     }

@@ -1,10 +1,12 @@
 // parse_command_line (Boost.Program_options) and the --stats JSON.
 #include "src/cli_options.hpp"
 
+#include "io/stream_writer.hpp"
 #include "src/size_parse.hpp"
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +16,18 @@ namespace gpusort {
 namespace po = boost::program_options;
 
 namespace {
+
+// A count from the digits of an option's value: "-1" is refused (Boost would read it into an
+// unsigned type as its largest value), as is a number too large for T.
+template <class T>
+T count_option(const po::variables_map& vm, const char* name) {
+    const auto& text = vm[name].as<std::string>();
+    T value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        throw std::invalid_argument(std::string("--") + name + ": '" + text + "' is not a whole number");
+    return value;
+}
 
 std::uint64_t size_option(const po::variables_map& vm, const char* name) {
     const auto& text = vm[name].as<std::string>();
@@ -46,7 +60,7 @@ std::optional<KeySpec> record_spec(const po::variables_map& vm, const KeyOrder& 
     const bool keys_given = vm.count("key") > 0;
     std::optional<std::size_t> record_size;
     if (vm.count("record-size")) {
-        record_size = vm["record-size"].as<std::size_t>();
+        record_size = count_option<std::size_t>(vm, "record-size");
         if (*record_size == 0) throw std::invalid_argument("--record-size: must be at least 1");
         if (*record_size > kMaxRecordSize)
             throw std::invalid_argument("--record-size: at most " + std::to_string(kMaxRecordSize) + " bytes are supported");
@@ -61,7 +75,14 @@ std::optional<KeySpec> record_spec(const po::variables_map& vm, const KeyOrder& 
         spec = gensort_key();
     } else if (keys_given) {
         if (type_given) throw std::invalid_argument("--key replaces --type: give one or the other");
-        for (const auto& text : vm["key"].as<std::vector<std::string>>()) spec.fields.push_back(parse_key_field(text));
+        for (const auto& text : vm["key"].as<std::vector<std::string>>()) {
+            const KeyField field = parse_key_field(text);
+            // Checked here, before offset + length could wrap around.
+            if (field.offset >= kMaxRecordSize || field.length > kMaxRecordSize - field.offset)
+                throw std::invalid_argument("--key '" + text + "': the field ends beyond " +
+                                            std::to_string(kMaxRecordSize) + " bytes, the largest record supported");
+            spec.fields.push_back(field);
+        }
         if (record_size) {
             spec.record_size = *record_size;
         } else {
@@ -76,7 +97,11 @@ std::optional<KeySpec> record_spec(const po::variables_map& vm, const KeyOrder& 
     }
     if (order.descending)
         for (auto& f : spec.fields) f.descending = !f.descending;
-    spec.validate();
+    try {
+        spec.validate();
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string(keys_given ? "--key: " : "--record-size: ") + e.what());
+    }
     return spec;
 }
 
@@ -89,7 +114,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     visible.add_options()
         ("type", po::value<std::string>()->default_value("u64"),
          "key type of every record: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 (floats in IEEE 754 totalOrder)")
-        ("record-size", po::value<std::size_t>(), "bytes per record (default: the width of the key type, or the smallest record holding the --key fields)")
+        ("record-size", po::value<std::string>(), "bytes per record (default: the width of the key type, or the smallest record holding the --key fields)")
         ("key", po::value<std::vector<std::string>>()->composing(),
          "a key field, repeatable, the first most significant: OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc] (byte strings compare as memcmp); replaces --type")
         ("format", po::value<std::string>(), "gensort: Sort Benchmark records, 100 bytes ordered by the 10-byte key at offset 0")
@@ -100,7 +125,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         ("device", po::value<int>()->default_value(0), "which GPU to use")
         ("device-memory", po::value<std::string>(), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
         ("memory", po::value<std::string>(), "host memory budget, e.g. 512M, 8G (default: half of the free memory)")
-        ("threads", po::value<unsigned>(), "host threads (default: all CPUs)")
+        ("threads", po::value<std::string>(), "host threads, 1 to 1024 (default: all CPUs)")
         ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
         ("sync", "flush the output to disk before it is renamed into place (always done when OUTPUT is INPUT)")
         ("input-compression", po::value<std::string>(), "read INPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdin: none)")
@@ -123,6 +148,14 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
         po::notify(vm);
+    } catch (const po::error_with_option_name& e) {
+        // Boost builds this message by replacing placeholders such as %value% with the words until
+        // none is left, which never ends when a word holds a placeholder itself: words with a '%'
+        // get a message of ours.
+        auto has_percent = [](const std::string& word) { return word.find('%') != std::string::npos; };
+        if (std::any_of(args.begin(), args.end(), has_percent))
+            throw std::invalid_argument("malformed option '" + e.get_option_name() + "' or its value");
+        throw std::invalid_argument(e.what());
     } catch (const po::error& e) {
         throw std::invalid_argument(e.what());
     }
@@ -158,8 +191,10 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
             throw std::invalid_argument("--memory: at least 1M is needed");
     }
     if (vm.count("threads")) {
-        sort.threads = vm["threads"].as<unsigned>();
+        sort.threads = count_option<unsigned>(vm, "threads");
         if (*sort.threads == 0) throw std::invalid_argument("--threads: must be at least 1");
+        if (*sort.threads > kMaxThreads)
+            throw std::invalid_argument("--threads: at most " + std::to_string(kMaxThreads) + " are supported");
     }
     const auto& backend = vm["backend"].as<std::string>();
     if (backend == "auto") sort.backend = Backend::automatic;
@@ -168,7 +203,11 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     else throw std::invalid_argument("--backend: '" + backend + "' is not one of auto, gpu, cpu");
     sort.device = vm["device"].as<int>();
     if (sort.device < 0) throw std::invalid_argument("--device: must be 0 or more");
-    if (vm.count("device-memory")) sort.device_memory_bytes = size_option(vm, "device-memory");
+    if (vm.count("device-memory")) {
+        sort.device_memory_bytes = size_option(vm, "device-memory");
+        if (*sort.device_memory_bytes < kMinMemoryBudget)
+            throw std::invalid_argument("--device-memory: at least 1M is needed");
+    }
     if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
     sort.sync = vm.count("sync") > 0;
     auto compression = [&](const char* name) -> std::optional<io::Compression> {
@@ -185,6 +224,12 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         sort.compression_level = vm["compression-level"].as<int>();
         if (sort.compression_level < 0 || sort.compression_level > 19)
             throw std::invalid_argument("--compression-level: must be between 0 and 19 (gz: 0-9, bz2: 1-9, xz: 0-9, zst: 1-19)");
+        try {
+            io::StreamWriter::check_level(sort.output_compression.value_or(io::compression_of(sort.output)),
+                                          sort.compression_level);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--compression-level: ") + e.what());
+        }
     }
     sort.verify = vm.count("verify") > 0;
     command.quiet = vm.count("quiet") > 0;

@@ -53,7 +53,9 @@ void GpuChunkSorter::set_budget(std::optional<std::uint64_t> device_memory) {
     name_ = info.name;
     // Leave a twentieth (at least 256 MiB) of the free memory to the driver and other programs.
     const std::uint64_t reserve = std::max<std::uint64_t>(info.free_bytes / 20, std::uint64_t{256} << 20);
-    device_memory_ = device_memory.value_or(info.free_bytes > reserve ? info.free_bytes - reserve : 0);
+    // A budget is an upper bound: one larger than what can be had shrinks to it (and so do the chunks).
+    const std::uint64_t available = info.free_bytes > reserve ? info.free_bytes - reserve : 0;
+    device_memory_ = std::min(device_memory.value_or(available), available);
 }
 
 GpuChunkSorter::GpuChunkSorter(const KeyOrder& order, int device, std::optional<std::uint64_t> device_memory)

@@ -13,7 +13,7 @@ namespace gpusort {
 
 class GpuChunkSorter final : public ChunkSorter {
 public:
-    // device_memory: the budget; default most of the device's free memory.
+    // device_memory: the budget; default, and at most, the device's free memory less a reserve.
     GpuChunkSorter(const KeyOrder& order, int device, std::optional<std::uint64_t> device_memory);
     // Records with a key spec: raw_to_raw gives sorted records, raw_to_normalized run entries.
     GpuChunkSorter(const KeySpec& records, int device, std::optional<std::uint64_t> device_memory);

@@ -1,6 +1,8 @@
 // HostBuffer: mmap + MADV_HUGEPAGE; copy_parallel: blocked parallel memcpy.
 #include "src/host_buffer.hpp"
 
+#include "io/syscalls.hpp"
+
 #include <cstring>
 #include <new>
 #include <sys/mman.h>
@@ -13,7 +15,7 @@ namespace gpusort {
 
 HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
     if (bytes == 0) return;
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p = io::sys::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the buffer still works
     data_ = static_cast<std::byte*>(p);

@@ -9,11 +9,19 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <malloc.h>
 #include <memory>
+#include <sys/resource.h>
+#include <system_error>
 #include <unistd.h>
 
 int main(int argc, char** argv) {
     using namespace gpusort;
+    // Under a limit on the address space (ulimit -v) malloc keeps to two arenas: each further one
+    // (one per thread, up to eight per CPU) reserves 64 MiB of it.
+    rlimit address_space{};
+    if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY)
+        ::mallopt(M_ARENA_MAX, 2);
     CliCommand command;
     try {
         io::install_signal_cleanup();
@@ -30,12 +38,17 @@ int main(int argc, char** argv) {
         std::cout << "gpusort-file " << GPUSORT_VERSION << "\n";
         return 0;
     }
+    if (!command.quiet)
+        command.sort.notice = [](const std::string& text) { std::cerr << "gpusort-file: note: " << text << "\n"; };
     ProgressCounters counters;
     std::unique_ptr<ProgressLine> progress;
     if (command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
         command.sort.progress = &counters;
         progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
     }
+    auto input_name = [&] {
+        return command.sort.input == "-" ? std::string("standard input") : "'" + command.sort.input + "'";
+    };
     try {
         SortReport report = sort_file(command.sort);
         progress.reset();  // the line is finished before anything else is printed
@@ -52,7 +65,13 @@ int main(int argc, char** argv) {
         }
     } catch (const std::bad_alloc&) {
         progress.reset();
-        std::cerr << "gpusort-file: out of memory; try a smaller --memory\n";
+        std::cerr << "gpusort-file: cannot sort " << input_name() << ": out of memory (try a smaller --memory)\n";
+        return 1;
+    } catch (const std::system_error& e) {
+        // A thread that could not be started (a limit on processes or on memory).
+        progress.reset();
+        std::cerr << "gpusort-file: cannot sort " << input_name() << ": " << e.what()
+                  << " (try a smaller --threads or --memory)\n";
         return 1;
     } catch (const std::exception& e) {
         progress.reset();

@@ -6,6 +6,7 @@
 
 #ifdef GPUSORT_WITH_GPU
 #include "gpu/device.hpp"
+#include "gpu/gpu_error.hpp"
 #include "src/gpu_chunk_sorter.hpp"
 #endif
 
@@ -24,9 +25,17 @@ std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, const
         if (options.device < 0 || options.device >= devices)
             throw SortError("--device " + std::to_string(options.device) + ": there are " + std::to_string(devices) +
                             " GPUs (0 to " + std::to_string(devices - 1) + ")");
-        if (record_spec)
-            return std::make_unique<GpuChunkSorter>(*record_spec, options.device, options.device_memory_bytes);
-        return std::make_unique<GpuChunkSorter>(options.order, options.device, options.device_memory_bytes);
+        try {
+            if (record_spec)
+                return std::make_unique<GpuChunkSorter>(*record_spec, options.device, options.device_memory_bytes);
+            return std::make_unique<GpuChunkSorter>(options.order, options.device, options.device_memory_bytes);
+        } catch (const gpu::GpuError& e) {
+            // A device is there but cannot be used (busy, failing, out of memory): "auto" sorts
+            // on the CPU and says so; "gpu" fails.
+            if (options.backend == Backend::gpu) throw;
+            if (options.notice) options.notice(std::string("the GPU cannot be used (") + e.what() + "); sorting on the CPU");
+            return cpu_sorter();
+        }
     }
     if (options.backend == Backend::gpu) throw SortError("no usable GPU: " + gpu::device_unavailable_reason());
 #else

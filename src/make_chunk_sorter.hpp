@@ -1,5 +1,6 @@
 // Chooses the chunk sorter for --backend: the GPU engine when asked for or, with "auto", when
-// this build has CUDA and a device is present; the CPU sorter otherwise.
+// this build has CUDA and a device is present and can be set up; the CPU sorter otherwise. With
+// "auto", a device that is present but fails to set up is reported through options.notice.
 #pragma once
 
 #include "src/chunk_sorter.hpp"

@@ -1,6 +1,8 @@
 // The progress line: atomic counters, the text of one line, and the thread that redraws it.
 #include "src/progress.hpp"
 
+#include "io/syscalls.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -67,7 +69,7 @@ bool write_frame(int fd, const std::string& text) {
     std::size_t written = 0;
     int full_waits = 0;
     while (written < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+        const ssize_t n = io::sys::write(fd, text.data() + written, text.size() - written);
         if (n > 0) {
             written += static_cast<std::size_t>(n);
             continue;

@@ -55,6 +55,14 @@ struct MergeTarget {
 // Bytes of output per slice, at most, of a merge into a sequential output.
 inline constexpr std::uint64_t kInOrderSliceBytes = std::uint64_t{16} << 20;
 
+// Bytes of output per slice of a merge into a sequential output under `plan`: the 2 * merge_tasks
+// slices held at once take at most half of the merge memory besides the read buffers.
+inline std::uint64_t in_order_slice_bytes(const SortPlan& plan, std::size_t entry) {
+    const std::uint64_t smallest = std::max<std::uint64_t>(entry, kMinMergeBuffer);
+    return std::clamp<std::uint64_t>(plan.merge_memory / (4 * std::max(1u, plan.merge_tasks)), smallest,
+                                     std::max(smallest, kInOrderSliceBytes));
+}
+
 namespace detail {
 
 // Read buffers one merge task needs: one per run in a file (runs in memory are read in place),
@@ -171,16 +179,22 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     if (total == 0) return;
 
     const std::size_t entry = runs[0].entry_bytes;
+    const std::uint64_t slice_bytes = in_order_slice_bytes(plan, entry);
     const std::uint64_t slices =
-        target.in_order ? std::max(plan.merge_slices(total), (total * entry + kInOrderSliceBytes - 1) / kInOrderSliceBytes)
+        target.in_order ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
                         : plan.merge_slices(total);
     const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
     const bool plain = entry == sizeof(T);
+    // Isolated: a thread that waits inside a slice for parallel work of its own (target.finish maps
+    // keys back with parallel_for) must not start another slice meanwhile, which would take the
+    // same thread's workspace and overwrite the read buffers of the slice it interrupted.
     auto merge = [&](const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank, std::byte* workspace) {
-        if (plain)
-            detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
-        else
-            detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+        tbb::this_task_arena::isolate([&] {
+            if (plain)
+                detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+            else
+                detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+        });
     };
 
     tbb::task_arena arena(static_cast<int>(plan.merge_tasks));

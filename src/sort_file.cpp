@@ -107,6 +107,8 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, const Sort
     SortReport& report = job.report;
     report.runs = runs.size();
     report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * plan.record_size;
+    // The chunk buffers of a CPU sorter are not used by the merge: their memory goes back first.
+    if (job.sorter.chunks_in_host_memory()) job.sorter.prepare(0, 0);
     ScopedPhase phase(report.times.merge);
     MergeTarget<T> target;
     target.in_order = output.sequential();
@@ -213,6 +215,12 @@ void check_free_space(const SortJob& job, const SortPlan& plan) {
     }
 }
 
+// Records the sorter may take as one chunk, cut down by the max_run_records testing aid.
+std::uint64_t chunk_limit(const SortJob& job, std::uint64_t records) {
+    const auto& limit = job.options.max_run_records;
+    return limit ? std::min(records, std::max<std::uint64_t>(1, *limit)) : records;
+}
+
 // Plans from the budgets and the sorter's capacity for a chunk.
 SortPlan make_plan(const SortJob& job, std::uint64_t records, const ChunkCapacity& capacity) {
     SortPlan plan = plan_sort(records, job.entry_bytes(), job.budgets, capacity);
@@ -230,8 +238,9 @@ void sort_known_size(SortJob& job) {
                         (job.options.records ? "" : " (" + std::string(key_type_name(job.options.order.type)) + ")"));
     report.records = report.bytes / job.width;
     const std::uint64_t memory = chunk_memory(job.budgets.memory_bytes);
-    report.plan = make_plan(job, report.records,
-                            {job.sorter.capacity(1, memory), job.sorter.capacity(2, memory), job.sorter.chunks_in_host_memory()});
+    const ChunkCapacity capacity{chunk_limit(job, job.sorter.capacity(1, memory)),
+                                 chunk_limit(job, job.sorter.capacity(2, memory)), job.sorter.chunks_in_host_memory()};
+    report.plan = make_plan(job, report.records, capacity);
     const SortPlan& plan = report.plan;
     check_free_space(job, plan);
     const SortOutput& output = job.target.open(report.bytes);
@@ -260,7 +269,8 @@ void sort_streamed(SortJob& job) {
     // The chunk buffers take host memory besides the chunks themselves: a CPU sorter gets half.
     const std::uint64_t sorter_memory = host_chunks ? usable / 2 : usable;
     const std::uint64_t buffer_memory = host_chunks ? usable / 2 : usable;
-    const std::uint64_t chunk = std::min(job.sorter.capacity(2, sorter_memory), buffer_memory / 2 / job.width);
+    const std::uint64_t chunk =
+        chunk_limit(job, std::min(job.sorter.capacity(2, sorter_memory), buffer_memory / 2 / job.width));
     if (chunk == 0) throw std::invalid_argument("the memory budget holds no record of a streamed input; give more --memory");
     const ChunkCapacity capacity{std::min(job.sorter.capacity(1, sorter_memory), 2 * chunk), chunk, host_chunks};
 
@@ -300,9 +310,12 @@ void sort_streamed(SortJob& job) {
                           output);
         return;
     }
+    // Runs, however few records the stream turns out to hold (two full chunks may be all): the
+    // plans must not take it for a one-chunk sort, which has no merge (and no fan-in).
+    const ChunkCapacity runs_only{0, chunk, host_chunks};
     with_key_type(job, [&]<class T>() {
         // The sample stride is fixed before the size is known: planned as for 64 chunks.
-        SortPlan forming = make_plan(job, std::max<std::uint64_t>(64 * chunk, capacity.one_slot + 1), capacity);
+        SortPlan forming = make_plan(job, 64 * chunk, runs_only);
         forming.run_records = chunk;
         forming.runs_in_memory = false;
         std::vector<SortedRun<T>> runs =
@@ -312,7 +325,7 @@ void sort_streamed(SortJob& job) {
         for (const auto& run : runs) records += run.size;
         report.records = records;
         report.bytes = records * job.width;
-        report.plan = make_plan(job, records, capacity);
+        report.plan = make_plan(job, records, runs_only);
         report.plan.run_records = chunk;
         report.plan.runs_in_memory = false;
         report.plan.sample_stride = forming.sample_stride;
@@ -337,6 +350,21 @@ SortReport sort_file(const SortOptions& options) {
     budgets.memory_bytes = options.memory_bytes.value_or(default_memory_budget());
     budgets.threads = options.threads.value_or(default_threads());
     if (budgets.memory_bytes < kMinMemoryBudget) throw std::invalid_argument("the memory budget must be at least 1M");
+    // Under a limit on the address space the budget and the threads' stacks must fit in what is left
+    // of it, checked now: a thread that cannot be started later would end the program.
+    const std::optional<std::uint64_t> address_space = address_space_room();
+    if (address_space) {
+        const std::uint64_t overhead = address_space_overhead(budgets.threads);
+        const std::uint64_t room = *address_space > overhead ? *address_space - overhead : 0;
+        if (!options.memory_bytes) budgets.memory_bytes = std::max(kMinMemoryBudget, std::min(budgets.memory_bytes, room));
+        if (budgets.memory_bytes + overhead > *address_space)
+            throw SortError("cannot sort " + (options.input == "-" ? "standard input" : "'" + options.input + "'") +
+                            ": out of memory under the address-space limit (ulimit -v): " +
+                            size_text(*address_space) + " are left, the --memory budget of " +
+                            size_text(budgets.memory_bytes) + " and " + std::to_string(budgets.threads) +
+                            " threads need " + size_text(budgets.memory_bytes + overhead) +
+                            "; give a smaller --memory or --threads");
+    }
 
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
     SortInput input({options.input, options.input_compression, record_size, options.verify && !options.unique,
@@ -348,6 +376,7 @@ SortReport sort_file(const SortOptions& options) {
     OutputTarget target({options.output, options.output_compression, options.compression_level,
                          std::max(1u, budgets.threads), options.progress});
     report.output_streamed = target.sequential();
+    if (address_space) target.write_without_map();  // a map would take address space as large as the output
     if (options.verify && target.in_place()) target.check_as_written(spec, options.unique);
     // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
     std::string tmp_dir = options.tmp_dir.value_or(target.folder());

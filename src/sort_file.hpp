@@ -9,6 +9,7 @@
 #include "src/sort_plan.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,9 @@ struct SortOptions {
     bool sync = false;
     // Testing aid: a fan-in smaller than the plan's, to force several merge passes.
     std::optional<std::size_t> max_fan_in;
+    // Testing aid: chunks (and so runs) of at most this many records, to form many runs from a
+    // small input.
+    std::optional<std::uint64_t> max_run_records;
     // Compression of INPUT and OUTPUT, forced (for pipes); default: by the names' endings.
     std::optional<io::Compression> input_compression;
     std::optional<io::Compression> output_compression;
@@ -51,6 +55,9 @@ struct SortOptions {
     bool verify = false;
     // Counters for a progress display, updated while the sort runs (optional).
     ProgressCounters* progress = nullptr;
+    // Takes one-line notices about the sort that are not errors (optional), such as "auto"
+    // falling back to the CPU because the GPU present cannot be used.
+    std::function<void(const std::string&)> notice;
 };
 
 struct SortReport {

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace gpusort {
 
@@ -20,14 +21,15 @@ SortInput::SortInput(const InputOptions& options)
         file_ = io::File::open_read(options.path);
         struct stat st {};
         if (::fstat(file_.fd(), &st) != 0) io::throw_errno("cannot stat", options.path, errno);
-        if (S_ISREG(st.st_mode) && compression == io::Compression::none) {
+        if (S_ISREG(st.st_mode)) {
             size_ = static_cast<std::uint64_t>(st.st_size);
-            return;
+            modified_ = st.st_mtim;
+            regular_ = true;
+            if (compression == io::Compression::none) return;
         }
     }
     // stdin, a pipe or device, or a compressed file: one pass, front to back.
-    reader_ = options.path == "-" ? std::make_unique<io::StreamReader>("-", compression)
-                                  : std::make_unique<io::StreamReader>(file_.fd(), name_, compression);
+    reader_ = std::make_unique<io::StreamReader>(options.path == "-" ? STDIN_FILENO : file_.fd(), name_, compression);
 }
 
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
@@ -55,7 +57,12 @@ void SortInput::count(std::span<const std::byte> bytes) {
 }
 
 void SortInput::check_unchanged() const {
-    if (!streamed() && file_.size() != size_) throw SortError("'" + name_ + "' changed size while it was being sorted");
+    if (!regular_) return;
+    struct stat st {};
+    if (::fstat(file_.fd(), &st) != 0) io::throw_errno("cannot stat", name_, errno);
+    if (static_cast<std::uint64_t>(st.st_size) != size_ || st.st_mtim.tv_sec != modified_.tv_sec ||
+        st.st_mtim.tv_nsec != modified_.tv_nsec)
+        throw SortError("'" + name_ + "' changed while it was being sorted (it was written to meanwhile)");
 }
 
 MultisetChecksum SortInput::checksum() const {

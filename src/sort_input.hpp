@@ -12,6 +12,7 @@
 #include "src/record_checksum.hpp"
 
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,7 +36,7 @@ public:
     // Read front to back (size unknown until the end) rather than at any offset.
     bool streamed() const { return reader_ != nullptr; }
     const std::string& name() const { return name_; }
-    // The size of a file read at offsets.
+    // The size of a file read at offsets (of a compressed file: its stored size).
     std::uint64_t size() const { return size_; }
     const io::File& file() const { return file_; }
 
@@ -47,7 +48,8 @@ public:
     // Bytes read so far (for a compressed input: decompressed bytes).
     std::uint64_t bytes_read() const { return bytes_read_; }
 
-    // A file that changed size while it was being read gives a wrong result: throws SortError.
+    // A file that was written to while it was being read (its size or modification time is not
+    // what it was when it was opened) gives a wrong result: throws SortError.
     void check_unchanged() const;
     MultisetChecksum checksum() const;
 
@@ -59,6 +61,8 @@ private:
     ProgressCounters* progress_;
     io::File file_;
     std::uint64_t size_ = 0;
+    timespec modified_{};   // a regular file's modification time when it was opened
+    bool regular_ = false;  // a regular file (compressed or not): checked by check_unchanged()
     std::unique_ptr<io::StreamReader> reader_;
     std::uint64_t bytes_read_ = 0;
     bool keep_checksum_;

@@ -5,6 +5,7 @@
 #include "io/io_error.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
+#include "io/syscalls.hpp"
 #include "src/sort_file.hpp"
 
 #include <cerrno>
@@ -51,7 +52,8 @@ OutputTarget::OutputTarget(const OutputOptions& options) : name_(options.path ==
         struct stat st {};
         if (::stat(options.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
             // A pipe, device or socket: written in place (it cannot be replaced by a rename).
-            const int device = ::open(options.path.c_str(), O_WRONLY | O_CLOEXEC);
+            const int device =
+                io::sys::retry_interrupted([&] { return io::sys::open(options.path.c_str(), O_WRONLY | O_CLOEXEC); });
             if (device < 0) io::throw_errno("cannot write", options.path, errno);
             device_ = io::File(device, options.path);
             fd = device;
@@ -84,7 +86,7 @@ void OutputTarget::check_as_written(const KeySpec& spec, bool strict) {
 const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     if (!writer_ && bytes > 0) {
         // Written through a memory map when the space is reserved (no page can then meet a full disk).
-        if (atomic_->file().allocate(bytes)) {
+        if (atomic_->file().allocate(bytes) && may_map_) {
             mapping_.emplace(atomic_->file(), bytes);
             output_.mapping = &*mapping_;
         }
@@ -142,7 +144,7 @@ void OutputTarget::verify(const OutputExpectation& expected) const {
             const int fd = ::dup(file.fd());
             if (fd < 0) io::throw_errno("cannot read back", name_, errno);
             io::File copy(fd, name_);
-            if (::lseek(fd, 0, SEEK_SET) != 0) io::throw_errno("cannot read back", name_, errno);
+            if (io::sys::lseek(fd, 0, SEEK_SET) != 0) io::throw_errno("cannot read back", name_, errno);
             io::StreamReader reader(fd, name_, compression_);
             for (;;) {
                 const std::size_t n = reader.read(std::span<std::byte>(block.data(), block_bytes));

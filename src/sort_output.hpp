@@ -99,6 +99,9 @@ public:
 
     // --verify of a stream or device: the records are checked as they are written.
     void check_as_written(const KeySpec& spec, bool strict);
+    // A file is then written with pwrite, never through a memory map (which takes address space
+    // as large as the output).
+    void write_without_map() { may_map_ = false; }
     // Called once the output's size is known, before the first byte is written.
     const SortOutput& open(std::uint64_t bytes);
     // After the last write: drops the unused end (records dropped by --unique) and flushes the stream.
@@ -123,6 +126,7 @@ private:
     SortOutput output_;
     std::uint64_t reserved_ = 0;
     std::uint64_t written_ = 0;
+    bool may_map_ = true;
 };
 
 }  // namespace gpusort

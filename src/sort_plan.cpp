@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <stdexcept>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
+#include <unistd.h>
 
 namespace gpusort {
 
@@ -71,6 +73,25 @@ unsigned default_threads() {
         if (count > 0) return static_cast<unsigned>(count);
     }
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::optional<std::uint64_t> address_space_room() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+    std::ifstream statm("/proc/self/statm");  // the size of the address space in pages comes first
+    std::uint64_t pages = 0;
+    statm >> pages;
+    const std::uint64_t mapped = pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0;
+}
+
+std::uint64_t address_space_overhead(unsigned threads) {
+    // A thread's stack is as large as RLIMIT_STACK (8 MiB unless set otherwise); 96 MiB for a
+    // second malloc arena (64 MiB) and the buffers of streams.
+    std::uint64_t stack = std::uint64_t{8} << 20;
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) stack = limit.rlim_cur;
+    return (std::uint64_t{96} << 20) + 2 * std::uint64_t{std::max(1u, threads)} * stack;
 }
 
 SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets, const ChunkCapacity& capacity) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace gpusort {
 
@@ -14,6 +15,8 @@ struct Budgets {
 
 // The smallest --memory accepted.
 inline constexpr std::uint64_t kMinMemoryBudget = std::uint64_t{1} << 20;
+// The most host threads a sort takes (--threads).
+inline constexpr unsigned kMaxThreads = 1024;
 // A merge reads each run through a buffer at least this large.
 inline constexpr std::uint64_t kMinMergeBuffer = std::uint64_t{64} << 10;
 // ... and at most this large: beyond it larger reads gain little, and every task has its own.
@@ -65,5 +68,13 @@ SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets
 // Defaults read off the machine.
 std::uint64_t default_memory_budget();  // a safe share of the memory available now
 unsigned default_threads();             // the CPUs this process may run on
+
+// Address space this process may still map under a limit on it (RLIMIT_AS, ulimit -v): the limit
+// less what is mapped now; nullopt when there is no limit.
+std::optional<std::uint64_t> address_space_room();
+// Address space a sort takes besides its memory budget and what is mapped already: a stack for each
+// of its threads (two for each of `threads`: the pool's and the chunk sorter's), a second malloc
+// arena and the buffers of streams.
+std::uint64_t address_space_overhead(unsigned threads);
 
 }  // namespace gpusort

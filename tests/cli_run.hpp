@@ -1,19 +1,23 @@
 // Running the programs under test as a child process: arguments passed as they are (no shell),
 // stdout and stderr captured through pipes, an optional step run in the child just before exec
-// (a resource limit, another user), and the child's end (exit code or signal) kept apart.
+// (a resource limit, another user), the child's end (exit code or signal) kept apart, its resource
+// use, and an optional bound on how long it may run.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <optional>
 #include <poll.h>
 #include <stdexcept>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -24,6 +28,8 @@ struct Result {
     int wait_status = -1;
     std::string out;  // stdout
     std::string err;  // stderr
+    rusage usage{};   // the child's resource use (ru_maxrss: its peak resident memory in KiB)
+    bool timed_out = false;  // it outran the bound given to wait() and was killed
 
     bool exited() const { return WIFEXITED(wait_status); }
     int exit_code() const { return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1; }
@@ -32,6 +38,7 @@ struct Result {
     int status() const { return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status); }
     // "exited with 1" or "killed by Terminated", for failure messages.
     std::string how_it_ended() const {
+        if (timed_out) return "hung: killed after its time ran out";
         if (WIFEXITED(wait_status)) return "exited with " + std::to_string(WEXITSTATUS(wait_status));
         if (WIFSIGNALED(wait_status)) return std::string("killed by ") + ::strsignal(WTERMSIG(wait_status));
         return "wait status " + std::to_string(wait_status);
@@ -94,13 +101,26 @@ public:
         return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
     }
 
-    Result wait() {
+    // Collects the output and the end. With a bound, a child still running when it has passed is
+    // killed (SIGKILL) and the result says timed_out.
+    Result wait(std::optional<std::chrono::milliseconds> bound = std::nullopt) {
         Result result;
+        const auto deadline = std::chrono::steady_clock::now() + bound.value_or(std::chrono::milliseconds(0));
+        // Milliseconds to the deadline for poll (-1: none), killing the child once it has passed.
+        auto time_left = [&] {
+            if (!bound || result.timed_out) return -1;
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() > 0) return static_cast<int>(std::min<long long>(left.count(), 1000));
+            ::kill(pid_, SIGKILL);
+            result.timed_out = true;
+            return -1;
+        };
         pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
         std::string* sinks[2] = {&result.out, &result.err};
         int open_pipes = 2;
         while (open_pipes > 0) {
-            if (::poll(fds, 2, -1) < 0) {
+            if (::poll(fds, 2, time_left()) < 0) {
                 if (errno == EINTR) continue;
                 break;
             }
@@ -116,7 +136,9 @@ public:
                 }
             }
         }
-        while (::waitpid(pid_, &result.wait_status, 0) < 0 && errno == EINTR) {
+        // Both pipes closed; the child may still run (it closed them itself).
+        while (bound && !has_ended() && time_left() >= 0) ::poll(nullptr, 0, 1);
+        while (::wait4(pid_, &result.wait_status, 0, &result.usage) < 0 && errno == EINTR) {
         }
         pid_ = -1;
         return result;

@@ -250,6 +250,29 @@ TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "12:u32", "--record-size", "13", dir / "recs"}).status(), 2);
 }
 
+// Records of the largest size (1 MiB): gpusort-check reads them a few at a time (it once asked
+// for a million records' worth of memory at once, a TiB, and failed with std::bad_alloc).
+TEST(Tools, CheckReadsTheLargestRecords) {
+    ScratchDir dir;
+    constexpr std::size_t record = std::size_t{1} << 20;
+    std::string in(3 * record, 'x'), sorted = in;
+    for (std::size_t i = 0; i < 3; ++i) in[i * record + 5] = static_cast<char>('c' - i);  // c, b, a at byte 5
+    for (std::size_t i = 0; i < 3; ++i) sorted[i * record + 5] = static_cast<char>('a' + i);
+    write_text(dir / "in", in);
+    write_text(dir / "sorted", sorted);
+    const std::vector<std::string> spec = {"--key", "4:bytes:2", "--record-size", std::to_string(record)};
+    auto check = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), spec.begin(), spec.end());
+        return run(GPUSORT_CHECK_BIN, args);
+    };
+    Result ok = check({"--input", dir / "in", dir / "sorted"});
+    EXPECT_EQ(ok.status(), 0) << ok.out << ok.err;
+    EXPECT_EQ(ok.out, "ok: 3 records in order, same records as the input\n");
+    Result disorder = check({dir / "in"});
+    EXPECT_EQ(disorder.status(), 1) << disorder.out << disorder.err;
+    EXPECT_NE(disorder.out.find("record 1 is smaller"), std::string::npos) << disorder.out;
+}
+
 TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {
     ScratchDir dir;
     constexpr std::size_t n = 4000;

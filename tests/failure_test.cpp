@@ -5,10 +5,10 @@
 // in the output folder or --tmp-dir, and the input untouched.
 #include "cli_run.hpp"
 #include "scratch_dir.hpp"
+#include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <grp.h>
@@ -17,10 +17,8 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <thread>
 
 using namespace gpusort::testing;
-using namespace std::chrono_literals;
 
 namespace {
 
@@ -123,22 +121,22 @@ protected:
     }
 
     // Waits until one of the child's descriptors points into DIR/tmp (a nameless temp file shows
-    // as "DIR/tmp/#123 (deleted)"); false when the child ended first or it took over a minute.
+    // as "DIR/tmp/#123 (deleted)"); false when the child ended first or it took longer than kHangBound.
     bool wait_until_spilling(const ChildProcess& child) const {
         const std::string tmp_prefix = std::filesystem::canonical(dir_ / "tmp").string() + "/";
         const std::string fd_folder = "/proc/" + std::to_string(child.pid()) + "/fd";
-        const auto deadline = std::chrono::steady_clock::now() + 60s;
-        while (std::chrono::steady_clock::now() < deadline) {
-            if (child.has_ended()) return false;
+        bool spilling = false;
+        wait_for([&] {
+            if (child.has_ended()) return true;
             std::error_code ec;
             for (const auto& entry : std::filesystem::directory_iterator(fd_folder, ec)) {
                 std::error_code link_ec;
                 const std::string target = std::filesystem::read_symlink(entry.path(), link_ec).string();
-                if (!link_ec && target.rfind(tmp_prefix, 0) == 0) return true;
+                if (!link_ec && target.rfind(tmp_prefix, 0) == 0) spilling = true;
             }
-            std::this_thread::sleep_for(1ms);
-        }
-        return false;
+            return spilling;
+        });
+        return spilling;
     }
 
     // Starts the sort, sends `sig` once it spills, and checks the end and what is left.

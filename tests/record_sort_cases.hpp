@@ -52,7 +52,7 @@ inline void write_bytes(const std::string& path, const std::vector<std::byte>& d
 inline std::vector<std::byte> read_bytes(const std::string& path) {
     const std::string text = read_text(path);
     std::vector<std::byte> data(text.size());
-    std::memcpy(data.data(), text.data(), text.size());
+    if (!data.empty()) std::memcpy(data.data(), text.data(), text.size());  // an empty vector's data() may be null
     return data;
 }
 

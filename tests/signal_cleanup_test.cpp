@@ -74,7 +74,7 @@ TEST(SignalCleanup, EachSignalFromOutsideUnlinksRegisteredPathsAndEndsTheProgram
             if (!registered.active()) ::_exit(kChildSetupFailed);
             const char byte = 'r';
             if (::write(ready[1], &byte, 1) != 1) ::_exit(kChildSetupFailed);
-            for (int i = 0; i < 1000; ++i) ::usleep(10000);  // the signal ends this
+            for (int i = 0; i < 6000; ++i) ::usleep(10000);  // the signal ends this (60 s at most)
             ::_exit(kChildSurvived);
         }
         ::close(ready[1]);

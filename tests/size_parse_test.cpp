@@ -22,3 +22,17 @@ TEST(ParseSize, RefusesJunk) {
     for (const char* text : {"", "M", "abc", "12X", "-5", "5 M", "1e9", "99999999999T"})
         EXPECT_FALSE(parse_size(text).has_value()) << text;
 }
+
+TEST(ParseSize, FractionsAreExact) {
+    // floor(number * unit) exactly, also where binary floating point would round up or down.
+    EXPECT_EQ(parse_size("0.0009765625K"), 1u);
+    EXPECT_EQ(parse_size("1.0009765625K"), 1025u);
+    EXPECT_EQ(parse_size("0.999999999999999999999999K"), 1023u);
+    EXPECT_EQ(parse_size("0.00000095367431640625M"), 1u);
+    EXPECT_EQ(parse_size(".5k"), 512u);
+    EXPECT_EQ(parse_size("0.5B"), 0u);
+    EXPECT_EQ(parse_size("18000000000000000000"), 18000000000000000000ull);
+    EXPECT_FALSE(parse_size("18000000000000000001").has_value());
+    EXPECT_EQ(parse_size("16370000T"), 16370000ull << 40);
+    EXPECT_FALSE(parse_size("16371000T").has_value());
+}

@@ -3,11 +3,15 @@
 // each compared byte for byte with std::sort under an independent reference order.
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
+#include "io/file.hpp"
+#include "io/stream_writer.hpp"
 #include "src/sort_file.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <span>
+#include <fcntl.h>
 
 using namespace gpusort;
 using namespace gpusort::testing;
@@ -107,6 +111,32 @@ TEST(SortFile, BoundariesOfTheRunSize) {
     for (std::size_t n : {2 * run - 1, 2 * run, 2 * run + 1, 3 * run})
         sort_and_compare(make_keys<std::uint32_t>(n, Dist::uniform, n), KeyType::u32, false, Budget::many_runs,
                          "run boundary " + std::to_string(n));
+}
+
+TEST(SortFile, StreamOfExactlyTwoChunks) {
+    // A stream that fills both chunk buffers cannot be known to end there: it becomes two runs, and
+    // they are merged. (The merge was once planned as a one-chunk sort, without fan-in, and looped.)
+    ScratchDir dir, tmp;
+    const auto keys = make_keys<std::uint64_t>(2000, Dist::uniform, 4);
+    {
+        const std::string path = dir / "in.zst";
+        io::File file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), path);
+        io::StreamWriter writer(file.fd(), path, io::Compression::zstd, 1);
+        writer.write(std::as_bytes(std::span(keys)));
+        writer.finish();
+    }
+    SortOptions options;
+    options.input = dir / "in.zst";
+    options.output = dir / "out";
+    options.backend = Backend::cpu;
+    options.memory_bytes = kMinMemoryBudget;
+    options.tmp_dir = tmp.path();
+    options.max_run_records = 1000;
+    const SortReport report = sort_file(options);
+    EXPECT_EQ(report.runs, 2u);
+    EXPECT_EQ(report.merge_passes, 1u);
+    EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(keys, false)));
+    EXPECT_TRUE(tmp.entries().empty());
 }
 
 TEST(SortFile, InPlaceWhenOutputIsInput) {

@@ -6,6 +6,7 @@
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
 #include "scratch_dir.hpp"
+#include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <random>
@@ -56,6 +58,13 @@ Bytes file_bytes(const std::string& path) {
     Bytes bytes(text.size());
     if (!text.empty()) std::memcpy(bytes.data(), text.data(), text.size());
     return bytes;
+}
+
+// CPU time used so far by all threads of this process, ended ones included.
+double process_cpu_seconds() {
+    timespec time{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time);
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_nsec) * 1e-9;
 }
 
 void write_bytes(const std::string& path, const Bytes& bytes) {
@@ -457,20 +466,26 @@ TEST(StreamWriter, FileSizeLimitIsAnErrorNotADeath) {
 
 TEST(StreamWriter, DestroyedWithoutFinishStopsPromptly) {
     ScratchDir dir;
-    Bytes data = make_data(4'000'000, 10);
-    // Into a file: blocks are queued for the compressing threads when it is destroyed.
+    // Into a file: four 8 MB blocks for xz at level 6 (about 1 MB/s per thread), two being
+    // compressed and two waiting when the writer is destroyed. Compressing the two under way to
+    // their end would take well over 10 s of CPU time; stopping takes one 256 KiB slice each.
+    // CPU time, unlike wall-clock time, hardly grows when the machine is busy.
     {
+        Bytes data = make_data(32'000'000, 10);
         std::string path = dir / "unfinished.xz";
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         ASSERT_GE(fd, 0);
-        auto writer = std::make_unique<io::StreamWriter>(fd, path, Compression::xz, 2, 6, 1'000'000);
-        writer->write(data);  // four blocks: two being compressed, two waiting
-        auto start = Clock::now();
+        auto writer = std::make_unique<io::StreamWriter>(fd, path, Compression::xz, 2, 6, 8'000'000);
+        writer->write(data);
+        const double cpu_before = process_cpu_seconds();
+        const auto start = Clock::now();
         writer.reset();
-        EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+        EXPECT_LT(process_cpu_seconds() - cpu_before, 3.0) << "the blocks under way were compressed to their end";
+        EXPECT_LT(Clock::now() - start, kHangBound);
         ::close(fd);
     }
-    // Into a pipe nobody reads: the output thread waits for room there when it is destroyed.
+    // Into a pipe nobody reads: the output thread waits for room there when it is destroyed, and
+    // would wait for ever if it did not look at the stop.
     {
         int ends[2];
         ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
@@ -479,13 +494,13 @@ TEST(StreamWriter, DestroyedWithoutFinishStopsPromptly) {
         for (auto& byte : noise) byte = std::byte(random() & 0xFF);
         auto writer = std::make_unique<io::StreamWriter>(ends[1], "pipe", Compression::gzip, 2, 1, 1'000'000);
         writer->write(noise);
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the pipe fills up
+        const int capacity = ::fcntl(ends[0], F_GETPIPE_SZ);
         int queued = 0;
-        ASSERT_EQ(::ioctl(ends[0], FIONREAD, &queued), 0);
-        EXPECT_GT(queued, 0) << "the output thread has written into the pipe";
-        auto start = Clock::now();
+        EXPECT_TRUE(wait_for([&] { return ::ioctl(ends[0], FIONREAD, &queued) == 0 && queued >= capacity; }))
+            << "the output thread did not fill the pipe: " << queued << " of " << capacity << " bytes";
+        const auto start = Clock::now();
         writer.reset();
-        EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+        EXPECT_LT(Clock::now() - start, kHangBound);
         ::close(ends[0]);
         ::close(ends[1]);
     }
@@ -583,6 +598,20 @@ TEST(StreamReader, ErrorsComeAfterTheGoodDataAndStay) {
     }
     EXPECT_TRUE(failed);
     EXPECT_GT(good, std::size_t{24'000'000}) << "the complete members came first";
+    EXPECT_THROW(reader.read(buffer), io::IoError);
+}
+
+// A call that meets an error throws even when it has placed some bytes already: a short count
+// would say that the stream ended, and the caller would take what it got for all of the data.
+TEST(StreamReader, AnErrorIsNeverAShortCount) {
+    ScratchDir dir;
+    std::string path = dir / "cut.gz";
+    Bytes data = make_data(2'000'000, 15);
+    write_stream(path, data, Compression::gzip, 1, 1 << 20);  // two members, the second one cut
+    Bytes whole = file_bytes(path);
+    write_bytes(path, Bytes(whole.begin(), whole.end() - 100));
+    io::StreamReader reader(path, Compression::gzip);
+    Bytes buffer(data.size());
     EXPECT_THROW(reader.read(buffer), io::IoError);
 }
 
@@ -688,7 +717,7 @@ public:
         sender_.join();
         // A thread that has not run since may still have one pending: with the old (default)
         // action it would end the process. Wait until every thread has taken its signals.
-        for (int i = 0; i < 5000 && usr1_pending(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        wait_for([] { return !usr1_pending(); });
         ::sigaction(SIGUSR1, &old_action_, nullptr);
     }
 
@@ -753,6 +782,7 @@ TEST(StreamReader, SignalsWithoutRestartLoseNoBytes) {
 
 TEST(StreamReader, DestroyedEarlyStopsPromptly) {
     ScratchDir dir;
+    // Without the stop, the reading thread would wait for ever in both cases below.
     // A file that decompresses to far more than the queue holds: the reading thread waits on the
     // full queue when the reader is destroyed.
     {
@@ -761,10 +791,10 @@ TEST(StreamReader, DestroyedEarlyStopsPromptly) {
         auto reader = std::make_unique<io::StreamReader>(path, Compression::zstd);
         Bytes buffer(1 << 20);
         EXPECT_EQ(reader->read(buffer), buffer.size());
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // time to fill the queue (not needed to pass)
         auto start = Clock::now();
         reader.reset();
-        EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+        EXPECT_LT(Clock::now() - start, kHangBound);
     }
     // A pipe that stays open and silent: the reading thread waits on it.
     {
@@ -774,10 +804,10 @@ TEST(StreamReader, DestroyedEarlyStopsPromptly) {
         auto reader = std::make_unique<io::StreamReader>(ends[0], "silent pipe", Compression::none);
         Bytes buffer(3);
         EXPECT_EQ(reader->read(buffer), 3u);
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // time to wait on the pipe (not needed to pass)
         auto start = Clock::now();
         reader.reset();
-        EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
+        EXPECT_LT(Clock::now() - start, kHangBound);
         ::close(ends[0]);
         ::close(ends[1]);
     }

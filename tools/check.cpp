@@ -7,6 +7,7 @@
 #include "src/record_checksum.hpp"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -16,7 +17,8 @@ using namespace gpusort;
 
 namespace {
 
-constexpr std::uint64_t kBlockRecords = 1 << 20;
+// Bytes read at once (whole records, at least one, no more than the file holds).
+constexpr std::size_t kBlockBytes = std::size_t{64} << 20;
 
 // Calls visit(block) for consecutive blocks of whole records of the file.
 template <class Visit>
@@ -26,7 +28,9 @@ void for_each_block(const std::string& path, std::size_t record_size, Visit visi
     if (size % record_size != 0)
         throw std::runtime_error("'" + path + "' is " + std::to_string(size) +
                                  " bytes long, not a multiple of the record size " + std::to_string(record_size));
-    std::vector<std::byte> block(kBlockRecords * record_size);
+    const std::uint64_t block_records =
+        std::clamp<std::uint64_t>(size / record_size, 1, std::max<std::size_t>(kBlockBytes / record_size, 1));
+    std::vector<std::byte> block(static_cast<std::size_t>(block_records) * record_size);
     for (std::uint64_t offset = 0; offset < size; offset += block.size()) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), size - offset));
         file.read_at(offset, std::span(block.data(), n));

@@ -3,9 +3,13 @@
 # compressors are used by the tests to check compressed outputs),
 # using sudo when not run as root. The CUDA toolkit is optional and not installed here: when
 # nvcc is found (on PATH or in /usr/local/cuda) the GPU layer is built as well.
+# `tools/setup.sh fuzz` also installs clang with its libFuzzer and sanitizer runtimes (tools/fuzz.sh).
 set -euo pipefail
 packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev libtbb-dev
           libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd)
+if [ "${1:-}" = fuzz ]; then
+  packages+=(clang libclang-rt-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,578 @@
+// The fault-injection sweep. gpusort-file-faults (gpusort-file with the system-call hook of
+// io/syscalls.hpp) sorts 300,000 u64 keys on the CPU with a 1 MiB budget and 4 merge tasks, so that
+// it forms several runs and merges them in more than one pass, in five scenarios: file to file with
+// --sync, the same where the file system has no O_TMPFILE (played by the hook), stdin to stdout
+// through pipes, a .gz input to a .zst output with --verify, and in place.
+// For each scenario a clean run logs every system-call site it reaches; then, for every site and
+// every fault that fits its call, one run makes that call fail once (at its first hit, its second,
+// its middle one and its last). An interrupted call or a short transfer must not matter: the sort succeeds with
+// the right bytes. Any other fault must end the sort by the failure contract: status 1, one line
+// "gpusort-file: " naming the file the failed call worked on and the cause, no new OUTPUT, an existing
+// OUTPUT as it was, the input as it was, and no file left in any folder involved.
+#include "tests/cli_run.hpp"
+#include "tests/scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/iostreams/copy.hpp>
+#include <boost/iostreams/device/array.hpp>
+#include <boost/iostreams/device/back_inserter.hpp>
+#include <boost/iostreams/filter/gzip.hpp>
+#include <boost/iostreams/filter/zstd.hpp>
+#include <boost/iostreams/filtering_stream.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <poll.h>
+#include <sys/ioctl.h>
+
+using namespace gpusort::testing;
+namespace bio = boost::iostreams;
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// What to inject.
+
+struct ErrorName {
+    const char* name;
+    int value;
+};
+constexpr ErrorName kErrors[] = {{"EINTR", EINTR},   {"EIO", EIO},       {"ENOSPC", ENOSPC},
+                                 {"EFBIG", EFBIG},   {"ENOMEM", ENOMEM}, {"EOPNOTSUPP", EOPNOTSUPP}};
+
+int error_value(const std::string& kind) {
+    for (const ErrorName& error : kErrors)
+        if (kind == error.name) return error.value;
+    return 0;
+}
+
+// The faults that fit each call. "short" and EINTR must not matter; EOPNOTSUPP from open and
+// fallocate is how a file system says it has no O_TMPFILE or cannot reserve space, which the
+// program works around where it can (a named temp file, pwrite instead of the map); every other
+// errno must end the sort.
+const std::map<std::string, std::vector<std::string>> kFaults = {
+    {"read", {"short", "EINTR", "EIO"}},
+    {"pread", {"short", "EINTR", "EIO"}},
+    {"write", {"short", "EINTR", "ENOSPC", "EIO", "EFBIG"}},
+    {"pwrite", {"short", "EINTR", "ENOSPC", "EIO", "EFBIG"}},
+    {"open", {"EINTR", "EIO", "EOPNOTSUPP"}},
+    {"fallocate", {"EINTR", "ENOSPC", "EOPNOTSUPP"}},
+    {"ftruncate", {"EINTR", "EIO"}},
+    {"fdatasync", {"EIO"}},
+    {"fsync", {"EIO"}},
+    {"mmap", {"ENOMEM"}},
+    {"lseek", {"EIO"}},
+    {"fchmod", {"EIO"}},
+    {"linkat", {"EIO"}},
+    {"rename", {"EIO"}},
+    {"mkostemp", {"EIO"}},
+    {"close", {"EIO"}},
+};
+
+bool must_not_matter(const std::string& kind) { return kind == "short" || kind == "EINTR"; }
+bool may_be_worked_around(const std::string& kind) { return kind == "EOPNOTSUPP"; }
+
+// Calls whose failure the program survives by design, by the function that makes them and the call:
+// a destructor cannot report (the output is closed and checked before it is renamed into place), and
+// the flush of the output's folder comes after the rename, which it cannot undo.
+struct Survivable {
+    const char* function;
+    const char* op;
+};
+constexpr Survivable kSurvivable[] = {
+    {"::~File()", "close"}, {"File::operator=", "close"},
+    {"flush_folder", "open"}, {"flush_folder", "fsync"}, {"flush_folder", "close"},
+};
+
+bool survivable(const std::string& function, const std::string& op) {
+    for (const Survivable& s : kSurvivable)
+        if (op == s.op && function.find(s.function) != std::string::npos) return true;
+    return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The hook's log.
+
+struct Site {
+    std::string op, location, function;
+    std::uint64_t hits = 0;
+};
+
+struct Injected {
+    std::string op, location, kind, target;
+    std::uint64_t hit = 0;
+};
+
+struct HookLog {
+    std::vector<Site> sites;
+    std::vector<Injected> injected;
+
+    // The fault injected at the site "OP FILE:LINE", if any.
+    std::optional<Injected> injected_at(const std::string& site) const {
+        for (const Injected& f : injected)
+            if (f.op + " " + f.location == site) return f;
+        return std::nullopt;
+    }
+};
+
+HookLog read_log(const std::string& path) {
+    HookLog log;
+    std::istringstream lines(read_text(path));
+    std::string line;
+    while (std::getline(lines, line)) {
+        std::istringstream in(line);
+        std::string first;
+        in >> first;
+        if (first == "injected") {
+            Injected f;
+            in >> f.op >> f.location >> f.hit >> f.kind >> std::ws;
+            std::getline(in, f.target);
+            log.injected.push_back(f);
+            continue;
+        }
+        Site site;
+        site.op = first;
+        in >> site.location >> site.hits >> std::ws;
+        std::getline(in, site.function);
+        log.sites.push_back(site);
+    }
+    return log;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The data: random keys, their sorted bytes computed here, and the compressed forms.
+
+constexpr std::size_t kKeys = 300000;
+
+std::string as_bytes(const std::vector<std::uint64_t>& keys) {
+    return std::string(reinterpret_cast<const char*>(keys.data()), keys.size() * sizeof(std::uint64_t));
+}
+
+std::string gzip_bytes(const std::string& plain) {
+    std::string packed;
+    {
+        bio::filtering_ostream out;
+        out.push(bio::gzip_compressor());
+        out.push(bio::back_inserter(packed));
+        out.write(plain.data(), static_cast<std::streamsize>(plain.size()));
+    }
+    return packed;
+}
+
+// The data of a zstd file, or nullopt when it is not valid zstd.
+std::optional<std::string> zstd_unpacked(const std::string& packed) {
+    try {
+        std::string plain;
+        bio::filtering_istream in;
+        in.push(bio::zstd_decompressor());
+        in.push(bio::array_source(packed.data(), packed.size()));
+        bio::copy(in, bio::back_inserter(plain));
+        return plain;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+struct Data {
+    std::string input;   // the keys as they come
+    std::string sorted;  // the same keys in order
+    std::string input_gz;
+};
+
+const Data& data() {
+    static const Data d = [] {
+        std::mt19937_64 random(20240611);
+        std::vector<std::uint64_t> keys(kKeys);
+        for (auto& key : keys) key = random() >> (random() % 40);  // many magnitudes, some equal keys
+        Data made;
+        made.input = as_bytes(keys);
+        std::sort(keys.begin(), keys.end());
+        made.sorted = as_bytes(keys);
+        made.input_gz = gzip_bytes(made.input);
+        return made;
+    }();
+    return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios and one run of each.
+
+enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place };
+
+const char* name_of(Scenario scenario) {
+    switch (scenario) {
+    case Scenario::file_to_file: return "file to file";
+    case Scenario::no_tmpfile: return "file to file without O_TMPFILE";
+    case Scenario::streams: return "stdin to stdout";
+    case Scenario::compressed: return "gz to zst";
+    case Scenario::in_place: return "in place";
+    }
+    return "";
+}
+
+// The calls a scenario must reach, so that a change of the program cannot silently empty its sweep.
+std::set<std::string> required_ops(Scenario scenario) {
+    switch (scenario) {
+    case Scenario::file_to_file:  // a new OUTPUT: linked into place, not renamed
+        return {"open", "pread", "pwrite", "fallocate", "mmap", "ftruncate", "fdatasync", "fchmod", "linkat", "close",
+                "fsync"};
+    case Scenario::no_tmpfile:
+        return {"mkostemp", "pread", "pwrite", "fallocate", "mmap", "fdatasync", "fchmod", "rename"};
+    case Scenario::streams: return {"read", "write", "open", "pread", "pwrite", "fallocate"};
+    case Scenario::compressed:
+        return {"open", "read", "write", "lseek", "pread", "pwrite", "fallocate", "fchmod", "linkat", "rename"};
+    case Scenario::in_place:
+        return {"open", "pread", "pwrite", "fallocate", "mmap", "fdatasync", "linkat", "rename", "fsync"};
+    }
+    return {};
+}
+
+std::set<std::string> entries_of(const std::string& folder) {
+    std::set<std::string> names;
+    for (const auto& entry : fs::directory_iterator(folder)) names.insert(entry.path().filename());
+    return names;
+}
+
+// The folders and files of one run, made afresh: DIR/in holds the input, DIR/out the output (an
+// existing one for the compressed scenario), DIR/tmp is the --tmp-dir.
+class Workspace {
+public:
+    explicit Workspace(Scenario scenario) : scenario_(scenario) {
+        in_ = fs::canonical(dir_.path()).string() + "/in";
+        out_ = scenario == Scenario::in_place ? in_ : fs::canonical(dir_.path()).string() + "/out";
+        tmp_ = fs::canonical(dir_.path()).string() + "/tmp";
+        for (const std::string& folder : {in_, out_, tmp_}) fs::create_directories(folder);
+        switch (scenario) {
+        case Scenario::file_to_file:
+        case Scenario::no_tmpfile:
+            input_ = in_ + "/keys.bin";
+            output_ = out_ + "/sorted.bin";
+            break;
+        case Scenario::streams: break;
+        case Scenario::compressed:
+            input_ = in_ + "/keys.bin.gz";
+            output_ = out_ + "/sorted.bin.zst";
+            write_text(output_, "the OUTPUT that was there before\n");
+            break;
+        case Scenario::in_place:
+            input_ = in_ + "/keys.bin";
+            output_ = input_;
+            break;
+        }
+        if (!input_.empty()) write_text(input_, scenario == Scenario::compressed ? data().input_gz : data().input);
+        for (const std::string& folder : {in_, out_, tmp_}) before_[folder] = entries_of(folder);
+        if (!output_.empty() && fs::exists(output_)) output_before_ = read_text(output_);
+        if (!input_.empty()) input_before_ = read_text(input_);
+    }
+
+    std::vector<std::string> args() const {
+        std::vector<std::string> args = {"--backend", "cpu", "--memory", "1M", "--threads", "4", "--stats", "-",
+                                         "--tmp-dir", tmp_};
+        if (scenario_ == Scenario::file_to_file || scenario_ == Scenario::no_tmpfile) args.push_back("--sync");
+        if (scenario_ == Scenario::compressed) args.push_back("--verify");
+        args.push_back(input_.empty() ? "-" : input_);
+        args.push_back(output_.empty() ? "-" : output_);
+        return args;
+    }
+
+    // The name an error line must give for a failed call on `target` (a path, or where a descriptor
+    // led, as the hook saw it); nullopt for anonymous memory.
+    std::optional<std::string> name_for(const Injected& fault) const {
+        const std::string& target = fault.target;
+        if (target == "(no file)") return std::nullopt;
+        if (target.rfind("pipe:", 0) == 0) return fault.op == "read" ? "standard input" : "standard output";
+        std::string path = target;
+        const std::string deleted = " (deleted)";
+        if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
+            path.erase(path.size() - deleted.size());
+        const std::string folder = fs::path(path).parent_path().string();
+        if (!input_.empty() && path == input_) return input_;
+        if (path == tmp_ || folder == tmp_) return tmp_;
+        if (path == out_ || folder == out_) return output_;
+        return "(unexpected target " + target + ")";
+    }
+
+    // A successful run: the sorted keys at OUTPUT (or on stdout), nothing else left anywhere.
+    void expect_sorted(const Result& r) const {
+        EXPECT_TRUE(r.exited() && r.exit_code() == 0) << r.how_it_ended() << "; stderr: " << r.err;
+        EXPECT_EQ(r.err.rfind("{", 0), 0u) << "stderr holds more than the stats: " << r.err;
+        EXPECT_EQ(r.err.find("gpusort-file:"), std::string::npos) << r.err;
+        std::string result;
+        if (scenario_ == Scenario::streams) {
+            result = r.out;
+        } else if (scenario_ == Scenario::compressed) {
+            result = zstd_unpacked(read_text(output_)).value_or("(not zstd data)");
+        } else {
+            result = read_text(output_);
+        }
+        EXPECT_TRUE(result == data().sorted) << "the output is not the sorted input (" << result.size() << " bytes)";
+        if (scenario_ != Scenario::in_place && !input_.empty()) {
+            EXPECT_TRUE(read_text(input_) == input_before_) << "the input changed";
+        }
+        for (const auto& [folder, names] : before_) {
+            std::set<std::string> expected = names;
+            if (!output_.empty() && folder == out_) expected.insert(fs::path(output_).filename());
+            EXPECT_EQ(entries_of(folder), expected) << "entries of " << folder;
+        }
+    }
+
+    // A failed run: everything as it was.
+    void expect_as_it_was() const {
+        for (const auto& [folder, names] : before_) EXPECT_EQ(entries_of(folder), names) << "entries of " << folder;
+        if (!output_.empty()) {
+            if (output_before_)
+                EXPECT_TRUE(read_text(output_) == *output_before_) << "the existing OUTPUT changed";
+            else
+                EXPECT_FALSE(fs::exists(fs::symlink_status(output_))) << "a new OUTPUT: " << output_;
+        }
+        if (!input_.empty()) {
+            EXPECT_TRUE(read_text(input_) == input_before_) << "the input changed";
+        }
+    }
+
+    bool streams() const { return scenario_ == Scenario::streams; }
+
+private:
+    Scenario scenario_;
+    ScratchDir dir_;
+    std::string in_, out_, tmp_, input_, output_;
+    std::map<std::string, std::set<std::string>> before_;
+    std::optional<std::string> output_before_;
+    std::string input_before_;
+};
+
+// A run that takes longer than this has hung.
+constexpr auto kHangBound = std::chrono::seconds(60);
+
+struct Run {
+    Result result;
+    HookLog log;
+    bool hung = false;
+};
+
+// Writes `bytes` to the pipe `fd` in pieces of 64 KiB, each once the one before has been read, so
+// that each read of the sort takes one piece and a fault at its second read falls within its first
+// chunk. Stops when the reader has gone.
+void feed_in_pieces(int fd, const std::string& bytes) {
+    // A reader that ends early makes the write fail with EPIPE; SIGPIPE stays with this thread.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    constexpr std::size_t kPiece = std::size_t{64} << 10;
+    for (std::size_t done = 0; done < bytes.size();) {
+        const std::size_t end = std::min(bytes.size(), done + kPiece);
+        while (done < end) {
+            const ssize_t n = ::write(fd, bytes.data() + done, end - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return;
+            done += static_cast<std::size_t>(n);
+        }
+        for (int waited = 0; waited < 20000; ++waited) {  // 4 s at most
+            pollfd pipe_end{fd, POLLOUT, 0};
+            int queued = 0;
+            if (::poll(&pipe_end, 1, 0) < 0 || (pipe_end.revents & POLLERR)) return;
+            if (::ioctl(fd, FIONREAD, &queued) != 0 || queued == 0) break;
+            ::usleep(200);
+        }
+    }
+}
+
+// Runs gpusort-file-faults in `work` with the hook's log and, when given, one fault; a streamed
+// input is fed through a pipe on stdin.
+Run run_sort(const Workspace& work, const std::string& log_path, const std::string& fault) {
+    ::setenv("GPUSORT_FAULT_LOG", log_path.c_str(), 1);
+    if (fault.empty())
+        ::unsetenv("GPUSORT_FAULT_INJECT");
+    else
+        ::setenv("GPUSORT_FAULT_INJECT", fault.c_str(), 1);
+    int feed[2] = {-1, -1};
+    if (work.streams() && ::pipe2(feed, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    ChildProcess child(GPUSORT_FILE_FAULTS_BIN, work.args(), [&] {
+        if (feed[0] >= 0) ::dup2(feed[0], STDIN_FILENO);
+    });
+    ::unsetenv("GPUSORT_FAULT_LOG");
+    ::unsetenv("GPUSORT_FAULT_INJECT");
+    std::thread feeder;
+    if (feed[0] >= 0) {
+        ::close(feed[0]);
+        feeder = std::thread([fd = feed[1]] {
+            feed_in_pieces(fd, data().input);
+            ::close(fd);
+        });
+    }
+    Run run;
+    std::mutex mutex;
+    std::condition_variable ended;
+    bool done = false;
+    std::thread watchdog([&] {
+        std::unique_lock lock(mutex);
+        if (!ended.wait_for(lock, kHangBound, [&] { return done; })) {
+            run.hung = true;
+            ::kill(child.pid(), SIGKILL);
+        }
+    });
+    run.result = child.wait();
+    {
+        std::lock_guard lock(mutex);
+        done = true;
+    }
+    ended.notify_all();
+    watchdog.join();
+    if (feeder.joinable()) feeder.join();
+    run.log = read_log(log_path);
+    return run;
+}
+
+// "runs": N in the stats.
+std::uint64_t stat_of(const std::string& stats, const std::string& name) {
+    const std::string field = "\"" + name + "\": ";
+    const auto at = stats.find(field);
+    return at == std::string::npos ? 0 : std::strtoull(stats.c_str() + at + field.size(), nullptr, 10);
+}
+
+// The hits of a site to fault: the first, the second (the first after some work was done), the
+// middle and the last.
+std::vector<std::uint64_t> hits_to_fault(std::uint64_t hits) {
+    std::set<std::uint64_t> chosen = {1, std::min<std::uint64_t>(2, hits), (hits + 1) / 2, hits};
+    return std::vector<std::uint64_t>(chosen.begin(), chosen.end());
+}
+
+// The calls that create nameless files (open with O_TMPFILE): failing each of them with EOPNOTSUPP
+// plays a file system without O_TMPFILE, where the program gives its temp files and its output a
+// hidden name for a while.
+bool creates_nameless_file(const Site& site) {
+    return site.op == "open" && (site.function.find("create_temp_file") != std::string::npos ||
+                                 site.function.find("AtomicOutputFile::AtomicOutputFile") != std::string::npos);
+}
+
+// The faults that stay on through a whole sweep: none, or (no_tmpfile) no O_TMPFILE, found by a first run.
+std::vector<std::string> lasting_faults(Scenario scenario, const std::string& log_path) {
+    if (scenario != Scenario::no_tmpfile) return {};
+    Workspace work(scenario);
+    std::vector<std::string> faults;
+    for (const Site& site : run_sort(work, log_path, "").log.sites)
+        if (creates_nameless_file(site)) faults.push_back(site.op + " " + site.location + " * EOPNOTSUPP");
+    EXPECT_EQ(faults.size(), 2u) << "the temp files and the output are not created where they were";
+    return faults;
+}
+
+// One setting of GPUSORT_FAULT_INJECT: the lasting faults and, when given, one more.
+std::string fault_setting(const std::vector<std::string>& lasting, const std::string& fault) {
+    std::string setting = fault;
+    for (const std::string& f : lasting) setting += (setting.empty() ? "" : ";") + f;
+    return setting;
+}
+
+void sweep(Scenario scenario) {
+    ScratchDir logs;
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::string> lasting = lasting_faults(scenario, logs / "first.log");
+    std::set<std::string> lasting_sites;
+    for (const std::string& f : lasting) lasting_sites.insert(f.substr(0, f.find(" * ")));
+
+    // The clean run: the sites, and proof that the scenario is the multi-run, multi-pass sort it is meant to be.
+    HookLog clean;
+    {
+        SCOPED_TRACE(std::string(name_of(scenario)) + ", no fault");
+        Workspace work(scenario);
+        const Run run = run_sort(work, logs / "clean.log", fault_setting(lasting, ""));
+        work.expect_sorted(run.result);
+        EXPECT_GE(stat_of(run.result.err, "runs"), 3u) << run.result.err;
+        EXPECT_GE(stat_of(run.result.err, "merge_passes"), 2u) << run.result.err;
+        EXPECT_EQ(run.log.injected.size(), lasting.size());
+        clean = run.log;
+    }
+    std::set<std::string> reached;
+    for (const Site& site : clean.sites) reached.insert(site.op);
+    for (const std::string& op : required_ops(scenario)) EXPECT_TRUE(reached.count(op)) << op << " was not reached";
+    for (const std::string& op : reached) EXPECT_TRUE(kFaults.count(op)) << "no faults listed for " << op;
+    ASSERT_FALSE(::testing::Test::HasFailure()) << "the clean run of " << name_of(scenario) << " failed";
+
+    std::size_t runs = 0, failed = 0, survived = 0, not_reached = 0;
+    std::set<std::string> worked_around;
+    for (const Site& site : clean.sites) {
+        if (lasting_sites.count(site.op + " " + site.location)) continue;
+        for (const std::string& kind : kFaults.at(site.op)) {
+            for (const std::uint64_t hit : hits_to_fault(site.hits)) {
+                const std::string fault = site.op + " " + site.location + " " + std::to_string(hit) + " " + kind;
+                SCOPED_TRACE(std::string(name_of(scenario)) + ", fault '" + fault + "' in " + site.function);
+                Workspace work(scenario);
+                const Run run =
+                    run_sort(work, logs / ("run" + std::to_string(runs) + ".log"), fault_setting(lasting, fault));
+                ++runs;
+                const Result& r = run.result;
+                EXPECT_FALSE(run.hung) << "hung; stderr: " << r.err;
+                const std::optional<Injected> injected = run.log.injected_at(site.op + " " + site.location);
+                if (!injected) {
+                    // The site was hit fewer times in this run than in the clean one (a pipe's reads vary).
+                    EXPECT_GT(hit, 1u) << "the fault was not injected";
+                    work.expect_sorted(r);
+                    ++not_reached;
+                    continue;
+                }
+                EXPECT_EQ(injected->op + " " + injected->location + " " + std::to_string(injected->hit) + " " +
+                              injected->kind,
+                          fault);
+                if (must_not_matter(kind) || survivable(site.function, site.op)) {
+                    work.expect_sorted(r);
+                    ++survived;
+                    continue;
+                }
+                if (may_be_worked_around(kind) && r.exited() && r.exit_code() == 0) {
+                    work.expect_sorted(r);
+                    worked_around.insert(site.op);
+                    ++survived;
+                    continue;
+                }
+                ++failed;
+                EXPECT_TRUE(r.exited() && r.exit_code() == 1) << r.how_it_ended() << "; stderr: " << r.err;
+                const std::optional<std::string> name = work.name_for(*injected);
+                if (name) {
+                    // "'PATH'", or "'FOLDER (temp file)'" for a temp file
+                    expect_one_error_line(r, {"'" + *name, std::strerror(error_value(kind))});
+                } else {
+                    expect_one_error_line(r, "out of memory");  // anonymous memory: nothing else to name
+                }
+                work.expect_as_it_was();
+            }
+        }
+    }
+    // The work-arounds were taken where the program has them: named temp files without O_TMPFILE, and
+    // pwrite where the output's space cannot be reserved.
+    if (scenario == Scenario::file_to_file) {
+        EXPECT_TRUE(worked_around.count("open")) << "no open without O_TMPFILE was worked around";
+        EXPECT_TRUE(worked_around.count("fallocate")) << "no fallocate without support was worked around";
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << name_of(scenario) << ": " << clean.sites.size() << " sites, " << runs << " runs with a fault: "
+              << failed << " failed as they must, " << survived << " succeeded as they must, " << not_reached
+              << " not reached (" << seconds << " s)\n";
+}
+
+TEST(FaultInjection, FileToFile) { sweep(Scenario::file_to_file); }
+TEST(FaultInjection, FileToFileWithoutTmpfile) { sweep(Scenario::no_tmpfile); }
+TEST(FaultInjection, StdinToStdout) { sweep(Scenario::streams); }
+TEST(FaultInjection, CompressedWithVerify) { sweep(Scenario::compressed); }
+TEST(FaultInjection, InPlace) { sweep(Scenario::in_place); }
+
+}  // namespace
