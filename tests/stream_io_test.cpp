@@ -679,17 +679,17 @@ void signal_all_threads() {
     }
 }
 
-// True while SIGUSR1 is pending for the process or one of its threads (/proc/self/task/*/status).
+// True while SIGUSR1 is pending for the process, or for one of its threads that will take it (one
+// that blocks it, such as a sanitizer's own thread, never does), from /proc/self/task/*/status.
 bool usr1_pending() {
     const std::uint64_t bit = std::uint64_t{1} << (SIGUSR1 - 1);
+    auto has_bit = [&](const std::string& status, const char* field) {
+        auto at = status.find(field);
+        return at != std::string::npos && (std::stoull(status.substr(at + std::strlen(field)), nullptr, 16) & bit);
+    };
     for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
         std::string status = read_text(entry.path().string() + "/status");
-        for (const char* field : {"SigPnd:", "ShdPnd:"}) {
-            auto at = status.find(field);
-            if (at != std::string::npos && (std::stoull(status.substr(at + std::strlen(field)), nullptr, 16) & bit)) {
-                return true;
-            }
-        }
+        if (has_bit(status, "ShdPnd:") || (has_bit(status, "SigPnd:") && !has_bit(status, "SigBlk:"))) return true;
     }
     return false;
 }
@@ -717,7 +717,7 @@ public:
         sender_.join();
         // A thread that has not run since may still have one pending: with the old (default)
         // action it would end the process. Wait until every thread has taken its signals.
-        wait_for([] { return !usr1_pending(); });
+        if (!wait_for([] { return !usr1_pending(); })) ADD_FAILURE() << "a thread never took its SIGUSR1";
         ::sigaction(SIGUSR1, &old_action_, nullptr);
     }
 
