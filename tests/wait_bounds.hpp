@@ -25,8 +25,6 @@
 namespace gpusort::testing {
 
 #ifdef GPUSORT_TEST_ASAN
-// Built with AddressSanitizer: its shadow memory reserves terabytes of address space, so a limit
-// on a process's address space (RLIMIT_AS) cannot be tested.
 inline constexpr bool kAddressSanitizer = true;
 #else
 inline constexpr bool kAddressSanitizer = false;
@@ -36,6 +34,10 @@ inline constexpr bool kThreadSanitizer = true;
 #else
 inline constexpr bool kThreadSanitizer = false;
 #endif
+
+// The shadow memory of AddressSanitizer and ThreadSanitizer reserves terabytes of address space:
+// a limit on a process's address space (RLIMIT_AS) cannot be tested in such a build.
+inline constexpr bool kHugeShadowMemory = kAddressSanitizer || kThreadSanitizer;
 
 // How many times slower than a plain build our code may run here.
 inline constexpr int kSlowdown = kThreadSanitizer ? 10 : kAddressSanitizer ? 4 : 1;

@@ -11,6 +11,7 @@
 // OUTPUT as it was, the input as it was, and no file left in any folder involved.
 #include "tests/cli_run.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/wait_bounds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -359,9 +360,6 @@ private:
     std::optional<std::string> output_before_;
     std::string input_before_;
 };
-
-// A run that takes longer than this has hung.
-constexpr auto kHangBound = std::chrono::seconds(60);
 
 struct Run {
     Result result;
