@@ -1,9 +1,9 @@
 // Compression: names and file endings of the stream formats.
-#include "io/compression.hpp"
+#include "gpusort/compression.hpp"
 
 #include <stdexcept>
 
-namespace gpusort::io {
+namespace gpusort {
 
 namespace {
 bool ends_with(const std::string& text, const std::string& ending) {
@@ -40,4 +40,4 @@ const char* compression_name(Compression compression) {
     return "none";
 }
 
-}  // namespace gpusort::io
+}  // namespace gpusort

@@ -5,7 +5,7 @@
 // read() is for one thread at a time; raw_bytes_read() may be asked from any thread.
 #pragma once
 
-#include "io/compression.hpp"
+#include "gpusort/compression.hpp"
 #include "io/file.hpp"
 
 #include <atomic>

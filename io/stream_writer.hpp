@@ -9,7 +9,7 @@
 // may be asked from any thread.
 #pragma once
 
-#include "io/compression.hpp"
+#include "gpusort/compression.hpp"
 
 #include <atomic>
 #include <condition_variable>

@@ -33,6 +33,14 @@
 #include <source_location>
 #include <sys/types.h>
 
+namespace gpusort::io {
+
+// Bytes asked for as the buffer of a pipe that a stream reads or writes (1 MiB: the most an
+// unprivileged process may set by default).
+inline constexpr int kPipeBuffer = 1 << 20;
+
+}  // namespace gpusort::io
+
 namespace gpusort::io::sys {
 
 #ifdef __cpp_lib_source_location

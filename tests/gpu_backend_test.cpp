@@ -4,8 +4,8 @@
 #include "record_sort_cases.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
-#include "src/make_chunk_sorter.hpp"
-#include "src/sort_file.hpp"
+#include "src/sorters/make_chunk_sorter.hpp"
+#include "gpusort/sort_file.hpp"
 
 #include <gtest/gtest.h>
 

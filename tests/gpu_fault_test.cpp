@@ -7,7 +7,7 @@
 // Skips where no GPU can be used.
 #include "cli_run.hpp"
 #include "scratch_dir.hpp"
-#include "src/make_chunk_sorter.hpp"
+#include "src/sorters/make_chunk_sorter.hpp"
 
 #include <gtest/gtest.h>
 

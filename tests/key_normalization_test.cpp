@@ -1,7 +1,7 @@
 // Normalised keys: unsigned order of the normalised keys == the reference order of the keys,
 // ascending and descending, and mapping back restores every bit.
 #include "reference_order.hpp"
-#include "src/key_normalization.hpp"
+#include "src/keys/key_normalization.hpp"
 
 #include <gtest/gtest.h>
 

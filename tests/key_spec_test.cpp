@@ -2,7 +2,7 @@
 // order must equal an independent field-by-field reference comparison.
 #include "reference_order.hpp"
 #include "reference_records.hpp"
-#include "src/key_spec.hpp"
+#include "gpusort/key_spec.hpp"
 
 #include <gtest/gtest.h>
 

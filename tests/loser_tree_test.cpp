@@ -1,5 +1,5 @@
 // LoserTree: k-way merge of sorted sources equals a stable sort by key; ties go to the lower source.
-#include "src/loser_tree.hpp"
+#include "src/merge/loser_tree.hpp"
 
 #include <gtest/gtest.h>
 

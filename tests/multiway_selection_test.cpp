@@ -1,8 +1,8 @@
 // multiway_select against a brute-force reference (merge all elements by (key, sequence) and
 // count per sequence), on arrays in memory and on runs in files searched through samples.
 #include "io/temp_file.hpp"
-#include "src/multiway_selection.hpp"
-#include "src/sorted_run.hpp"
+#include "src/merge/multiway_selection.hpp"
+#include "src/runs/sorted_run.hpp"
 
 #include <gtest/gtest.h>
 

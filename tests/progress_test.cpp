@@ -1,6 +1,6 @@
 // The progress line: its text (units, percent, time left), the counters under concurrent updates,
 // the smoothed throughput, and ProgressLine redrawing into a pipe and ending with a newline.
-#include "src/progress.hpp"
+#include "src/cli/progress_line.hpp"
 #include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>

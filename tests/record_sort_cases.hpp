@@ -5,7 +5,7 @@
 
 #include "reference_records.hpp"
 #include "scratch_dir.hpp"
-#include "src/sort_file.hpp"
+#include "gpusort/sort_file.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // in the distributions the tests use.
 #pragma once
 
-#include "src/key_type.hpp"
+#include "gpusort/key_type.hpp"
 
 #include <gtest/gtest.h>
 

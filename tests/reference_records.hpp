@@ -4,7 +4,7 @@
 #pragma once
 
 #include "reference_order.hpp"
-#include "src/key_spec.hpp"
+#include "gpusort/key_spec.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -3,9 +3,9 @@
 // of merged runs that match their keys; a finish step with parallel work of its own.
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
-#include "src/key_normalization.hpp"
-#include "src/run_merge.hpp"
-#include "src/slice_merge.hpp"
+#include "src/keys/key_normalization.hpp"
+#include "src/merge/run_merge.hpp"
+#include "src/merge/slice_merge.hpp"
 
 #include <gtest/gtest.h>
 

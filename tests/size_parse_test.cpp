@@ -1,5 +1,5 @@
 // parse_size: suffixes are powers of 1024; junk is refused.
-#include "src/size_parse.hpp"
+#include "src/cli/size_parse.hpp"
 
 #include <gtest/gtest.h>
 

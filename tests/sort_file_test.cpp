@@ -5,7 +5,7 @@
 #include "scratch_dir.hpp"
 #include "io/file.hpp"
 #include "io/stream_writer.hpp"
-#include "src/sort_file.hpp"
+#include "gpusort/sort_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -121,7 +121,7 @@ TEST(SortFile, StreamOfExactlyTwoChunks) {
     {
         const std::string path = dir / "in.zst";
         io::File file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), path);
-        io::StreamWriter writer(file.fd(), path, io::Compression::zstd, 1);
+        io::StreamWriter writer(file.fd(), path, Compression::zstd, 1);
         writer.write(std::as_bytes(std::span(keys)));
         writer.finish();
     }

@@ -1,5 +1,5 @@
 // plan_sort: sizes follow the budgets and stay inside them.
-#include "src/sort_plan.hpp"
+#include "gpusort/sort_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // io/ streams: compression names, StreamWriter -> StreamReader round trips, agreement with the
 // system tools (gzip, bzip2, xz, zstd; a test skips when its tool is missing), corrupt and
 // truncated input, write failures, slow and interrupted pipes, and destruction mid-stream.
-#include "io/compression.hpp"
+#include "gpusort/compression.hpp"
 #include "io/io_error.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
@@ -32,7 +32,6 @@
 
 using namespace gpusort;
 using namespace gpusort::testing;
-using io::Compression;
 using Bytes = std::vector<std::byte>;
 using Clock = std::chrono::steady_clock;
 
@@ -162,49 +161,49 @@ bool write_fully(int fd, const std::byte* data, std::size_t size) {
     return true;
 }
 
-std::string name_of(Compression compression) { return io::compression_name(compression); }
+std::string name_of(Compression compression) { return compression_name(compression); }
 
 }  // namespace
 
 TEST(Compression, ByFileEnding) {
-    EXPECT_EQ(io::compression_of("keys.bin.gz"), Compression::gzip);
-    EXPECT_EQ(io::compression_of("/a/b/keys.bz2"), Compression::bzip2);
-    EXPECT_EQ(io::compression_of("keys.xz"), Compression::xz);
-    EXPECT_EQ(io::compression_of("keys.zst"), Compression::zstd);
-    EXPECT_EQ(io::compression_of("keys.bin"), Compression::none);
-    EXPECT_EQ(io::compression_of("keys.gz.bin"), Compression::none);
-    EXPECT_EQ(io::compression_of("keys.zstd"), Compression::none);
-    EXPECT_EQ(io::compression_of("keys.GZ"), Compression::none);
-    EXPECT_EQ(io::compression_of("-"), Compression::none);
-    EXPECT_EQ(io::compression_of(""), Compression::none);
+    EXPECT_EQ(compression_of("keys.bin.gz"), Compression::gzip);
+    EXPECT_EQ(compression_of("/a/b/keys.bz2"), Compression::bzip2);
+    EXPECT_EQ(compression_of("keys.xz"), Compression::xz);
+    EXPECT_EQ(compression_of("keys.zst"), Compression::zstd);
+    EXPECT_EQ(compression_of("keys.bin"), Compression::none);
+    EXPECT_EQ(compression_of("keys.gz.bin"), Compression::none);
+    EXPECT_EQ(compression_of("keys.zstd"), Compression::none);
+    EXPECT_EQ(compression_of("keys.GZ"), Compression::none);
+    EXPECT_EQ(compression_of("-"), Compression::none);
+    EXPECT_EQ(compression_of(""), Compression::none);
 }
 
 TEST(Compression, ByNameAndBack) {
-    EXPECT_EQ(io::parse_compression("none"), Compression::none);
-    EXPECT_EQ(io::parse_compression("gz"), Compression::gzip);
-    EXPECT_EQ(io::parse_compression("gzip"), Compression::gzip);
-    EXPECT_EQ(io::parse_compression("bz2"), Compression::bzip2);
-    EXPECT_EQ(io::parse_compression("bzip2"), Compression::bzip2);
-    EXPECT_EQ(io::parse_compression("xz"), Compression::xz);
-    EXPECT_EQ(io::parse_compression("zst"), Compression::zstd);
-    EXPECT_EQ(io::parse_compression("zstd"), Compression::zstd);
-    EXPECT_STREQ(io::compression_name(Compression::none), "none");
-    EXPECT_STREQ(io::compression_name(Compression::gzip), "gz");
-    EXPECT_STREQ(io::compression_name(Compression::bzip2), "bz2");
-    EXPECT_STREQ(io::compression_name(Compression::xz), "xz");
-    EXPECT_STREQ(io::compression_name(Compression::zstd), "zst");
-    for (Compression c : kAll) EXPECT_EQ(io::parse_compression(io::compression_name(c)), c);
+    EXPECT_EQ(parse_compression("none"), Compression::none);
+    EXPECT_EQ(parse_compression("gz"), Compression::gzip);
+    EXPECT_EQ(parse_compression("gzip"), Compression::gzip);
+    EXPECT_EQ(parse_compression("bz2"), Compression::bzip2);
+    EXPECT_EQ(parse_compression("bzip2"), Compression::bzip2);
+    EXPECT_EQ(parse_compression("xz"), Compression::xz);
+    EXPECT_EQ(parse_compression("zst"), Compression::zstd);
+    EXPECT_EQ(parse_compression("zstd"), Compression::zstd);
+    EXPECT_STREQ(compression_name(Compression::none), "none");
+    EXPECT_STREQ(compression_name(Compression::gzip), "gz");
+    EXPECT_STREQ(compression_name(Compression::bzip2), "bz2");
+    EXPECT_STREQ(compression_name(Compression::xz), "xz");
+    EXPECT_STREQ(compression_name(Compression::zstd), "zst");
+    for (Compression c : kAll) EXPECT_EQ(parse_compression(compression_name(c)), c);
     for (Compression c : kCompressed) {
-        EXPECT_EQ(io::compression_of(std::string("x.") + io::compression_name(c)), c);
+        EXPECT_EQ(compression_of(std::string("x.") + compression_name(c)), c);
     }
     try {
-        io::parse_compression("lz4");
+        parse_compression("lz4");
         FAIL() << "no error";
     } catch (const std::invalid_argument& e) {
         EXPECT_STREQ(e.what(), "unknown compression 'lz4' (none, gz, bz2, xz, zst)");
     }
-    EXPECT_THROW(io::parse_compression(""), std::invalid_argument);
-    EXPECT_THROW(io::parse_compression("GZ"), std::invalid_argument);
+    EXPECT_THROW(parse_compression(""), std::invalid_argument);
+    EXPECT_THROW(parse_compression("GZ"), std::invalid_argument);
 }
 
 TEST(StreamWriter, LevelsBlocksAndThreads) {

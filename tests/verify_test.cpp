@@ -3,8 +3,8 @@
 // OrderChecker (the exact first record out of order under reference_compare, across calls and
 // inside large spans checked in parallel; strict mode for --unique outputs).
 #include "reference_records.hpp"
-#include "src/order_check.hpp"
-#include "src/record_checksum.hpp"
+#include "src/verify/order_check.hpp"
+#include "src/verify/record_checksum.hpp"
 
 #include <gtest/gtest.h>
 

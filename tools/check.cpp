@@ -2,9 +2,9 @@
 // ORIGINAL: same count and the same order-independent checksum); otherwise prints the index of
 // the first record out of order, or what differs, and exits 1. Exit 2: bad usage or I/O error.
 #include "io/file.hpp"
-#include "src/key_spec.hpp"
-#include "src/order_check.hpp"
-#include "src/record_checksum.hpp"
+#include "gpusort/key_spec.hpp"
+#include "src/verify/order_check.hpp"
+#include "src/verify/record_checksum.hpp"
 
 #include <boost/program_options.hpp>
 #include <algorithm>

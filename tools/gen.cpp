@@ -2,10 +2,10 @@
 // Benchmark style records (--format gensort), or the same records as text lines for line-based
 // sorters such as GNU sort (--format gensort-text). Every record is a function of (seed, index) alone,
 // so the same seed gives the same bytes, on any machine and with any number of threads.
-#include "src/key_normalization.hpp"
-#include "src/key_type.hpp"
-#include "src/mul_div.hpp"
-#include "src/size_parse.hpp"
+#include "src/keys/key_normalization.hpp"
+#include "gpusort/key_type.hpp"
+#include "src/merge/mul_div.hpp"
+#include "src/cli/size_parse.hpp"
 
 #include <boost/program_options.hpp>
 #include <cerrno>

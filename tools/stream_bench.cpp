@@ -2,7 +2,7 @@
 // sort data made in memory (random u64 keys, or 100-byte gensort-like records), through a temp
 // file (unlinked at once; it is read back from the page cache). Prints per format the median of
 // --repeat runs: compression and decompression MB/s (of uncompressed bytes) and the ratio.
-#include "io/compression.hpp"
+#include "gpusort/compression.hpp"
 #include "io/io_error.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
         constexpr std::size_t kPiece = std::size_t{1} << 20;
         std::vector<std::byte> back(kPiece);
         for (const std::string& format : formats) {
-            io::Compression compression = io::parse_compression(format);
+            Compression compression = parse_compression(format);
             std::vector<double> write_s, read_s;
             double ratio = 0;
             int used_level = 0;
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
                 ::close(fd);
             }
             double megabytes = static_cast<double>(data.size()) / 1e6;
-            std::printf("%-5s %6d %14.1f %16.1f %8.3f\n", io::compression_name(compression), used_level,
+            std::printf("%-5s %6d %14.1f %16.1f %8.3f\n", compression_name(compression), used_level,
                         megabytes / median(write_s), megabytes / median(read_s), ratio);
             std::fflush(stdout);
         }

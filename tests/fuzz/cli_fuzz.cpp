@@ -5,7 +5,7 @@
 // give back the INPUT and OUTPUT names through JSON string escaping.
 #include "fuzz_targets.hpp"
 
-#include "src/cli_options.hpp"
+#include "src/cli/cli_options.hpp"
 
 #include <charconv>
 #include <optional>

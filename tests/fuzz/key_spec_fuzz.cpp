@@ -8,7 +8,7 @@
 #include "fuzz_targets.hpp"
 
 #include "../reference_records.hpp"
-#include "src/key_spec.hpp"
+#include "gpusort/key_spec.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -5,7 +5,7 @@
 // grammar whose value is at most 18e18, with that value, and read its own decimal result back.
 #include "fuzz_targets.hpp"
 
-#include "src/size_parse.hpp"
+#include "src/cli/size_parse.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -22,7 +22,7 @@
 #include "fuzz_io.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
-#include "src/sort_file.hpp"
+#include "gpusort/sort_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -90,16 +90,16 @@ std::vector<std::byte> read_file(const std::string& path) {
     return std::vector<std::byte>(begin, begin + text.size());
 }
 
-void write_file(const std::string& path, std::span<const std::byte> bytes, io::Compression compression) {
+void write_file(const std::string& path, std::span<const std::byte> bytes, Compression compression) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("cannot create " + path);
     io::File file(fd, path);
-    io::StreamWriter writer(fd, path, compression, 1, compression == io::Compression::none ? -1 : 1, 1024);
+    io::StreamWriter writer(fd, path, compression, 1, compression == Compression::none ? -1 : 1, 1024);
     writer.write(bytes);
     writer.finish();
 }
 
-std::vector<std::byte> read_compressed(const std::string& path, io::Compression compression) {
+std::vector<std::byte> read_compressed(const std::string& path, Compression compression) {
     io::StreamReader reader(path, compression);
     std::vector<std::byte> bytes;
     std::byte buffer[65536];
@@ -138,11 +138,11 @@ void sort_target(Input data) {
     const std::uint64_t n = records.size() / r;
 
     const testing::ScratchDir& dir = scratch();
-    const io::Compression input_compression = input_kind == InputKind::zst ? io::Compression::zstd
-                                              : input_kind == InputKind::gz ? io::Compression::gzip
-                                                                            : io::Compression::none;
-    const std::string input = dir / (input_compression == io::Compression::zstd ? "in.zst"
-                                     : input_compression == io::Compression::gzip ? "in.gz"
+    const Compression input_compression = input_kind == InputKind::zst ? Compression::zstd
+                                              : input_kind == InputKind::gz ? Compression::gzip
+                                                                            : Compression::none;
+    const std::string input = dir / (input_compression == Compression::zstd ? "in.zst"
+                                     : input_compression == Compression::gzip ? "in.gz"
                                                                                   : "in");
     write_file(input, records, input_compression);
     const std::vector<std::byte> input_bytes = read_file(input);
@@ -201,7 +201,7 @@ void sort_target(Input data) {
         const std::vector<std::byte> expected = testing::reference_record_sort(records, spec, unique);
         std::vector<std::byte> output;
         if (pipe) output = pipe->take();
-        else if (output_kind == OutputKind::zst) output = read_compressed(options.output, io::Compression::zstd);
+        else if (output_kind == OutputKind::zst) output = read_compressed(options.output, Compression::zstd);
         else output = read_file(options.output);
         check(output == expected, "the output differs from the reference: " + what);
         check(report.records == n && report.output_records == expected.size() / r,

@@ -28,19 +28,19 @@ namespace gpusort::fuzz {
 
 namespace {
 
-constexpr io::Compression kFormats[] = {io::Compression::none, io::Compression::gzip, io::Compression::bzip2,
-                                        io::Compression::xz, io::Compression::zstd};
+constexpr Compression kFormats[] = {Compression::none, Compression::gzip, Compression::bzip2,
+                                        Compression::xz, Compression::zstd};
 constexpr std::size_t kReadSizes[] = {1, 7, 512, 4096, 65536, 1 << 20, 3 << 20, (8 << 20) + 3};
 // Decompressed bytes read at most (the reader must stop its thread on destruction when more come).
 constexpr std::size_t kMostOutput = std::size_t{24} << 20;
 const std::string kName = "fuzz input";
 
 // The bytes `payload` becomes through StreamWriter: blocks of `block_size`, the fastest level.
-std::vector<std::byte> compress(io::Compression format, std::span<const std::byte> payload, std::size_t block_size) {
+std::vector<std::byte> compress(Compression format, std::span<const std::byte> payload, std::size_t block_size) {
     io::File file = memory_file({});
-    const int level = format == io::Compression::xz ? 0 : 1;
+    const int level = format == Compression::xz ? 0 : 1;
     {
-        io::StreamWriter writer(file.fd(), "compressed", format, 1, format == io::Compression::none ? -1 : level,
+        io::StreamWriter writer(file.fd(), "compressed", format, 1, format == Compression::none ? -1 : level,
                                 block_size);
         writer.write(payload);
         writer.finish();
@@ -56,7 +56,7 @@ struct Outcome {
 };
 
 // Reads everything (up to kMostOutput) through a StreamReader on fd, `step` bytes per call.
-Outcome read_all(int fd, io::Compression format, std::size_t step) {
+Outcome read_all(int fd, Compression format, std::size_t step) {
     Outcome out;
     io::StreamReader reader(fd, kName, format);
     const auto storage = std::make_unique_for_overwrite<std::byte[]>(step);
@@ -96,7 +96,7 @@ bool is_prefix(std::span<const std::byte> part, std::span<const std::byte> whole
 void stream_reader_target(Input data) {
     if (data.empty()) return;
     const std::uint8_t mode = data[0];
-    const io::Compression format = kFormats[(mode & 7) % 5];
+    const Compression format = kFormats[(mode & 7) % 5];
     const bool from_pipe = mode & 8;
     const bool round_trip = mode & 16;
     const std::size_t step = kReadSizes[mode >> 5];
@@ -130,7 +130,7 @@ void stream_reader_target(Input data) {
     }
     const bool complete = !out.error && out.data.size() < std::min(kMostOutput, step * 65536);
 
-    if (format == io::Compression::none) {
+    if (format == Compression::none) {
         check(!out.error, "plain data gave an error: " + out.error.value_or(""));
         check(is_prefix(out.data, bytes) && (!complete || out.data.size() == bytes.size()),
               "plain data came out changed");
@@ -148,7 +148,7 @@ void stream_reader_target(Input data) {
               "data cut within a member or frame gave no error");
         break;
     case Damage::change:
-        if (format == io::Compression::zstd) break;
+        if (format == Compression::zstd) break;
         check(out.error || out.data == payload, "changed data gave wrong data and no error");
         break;
     }

@@ -1,0 +1,88 @@
+// The public API of the library: sort one file of fixed-size keys or records into another.
+#pragma once
+
+#include "gpusort/compression.hpp"
+#include "gpusort/key_type.hpp"
+#include "gpusort/key_spec.hpp"
+#include "gpusort/phase_times.hpp"
+#include "gpusort/progress.hpp"
+#include "gpusort/sort_plan.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace gpusort {
+
+// Any failure of a sort: the message is one line that names the file and the cause.
+class SortError : public std::runtime_error {
+public:
+    explicit SortError(const std::string& message) : std::runtime_error(message) {}
+};
+
+enum class Backend { automatic, cpu, gpu };
+
+struct SortOptions {
+    std::string input;
+    std::string output;
+    KeyOrder order;                             // the whole record is one key of this type ...
+    std::optional<KeySpec> records;             // ... unless records with a key spec are given
+    // Of each group of records with equal keys keep only the first (in input order). Sorts of
+    // records are always stable (equal keys keep their input order); sorts of whole-record keys
+    // are trivially so.
+    bool unique = false;
+    std::optional<std::uint64_t> memory_bytes;  // default: default_memory_budget()
+    std::optional<unsigned> threads;            // default: default_threads()
+    std::optional<std::string> tmp_dir;         // default: OUTPUT's folder
+    Backend backend = Backend::automatic;       // automatic: the GPU when one is present
+    int device = 0;                             // which GPU
+    std::optional<std::uint64_t> device_memory_bytes;  // default: most of the GPU's free memory
+    // Flush the output to disk before it is renamed into place. Always done when the
+    // output replaces the input, so that a crash cannot lose the data.
+    bool sync = false;
+    // Testing aid: a fan-in smaller than the plan's, to force several merge passes.
+    std::optional<std::size_t> max_fan_in;
+    // Testing aid: chunks (and so runs) of at most this many records, to form many runs from a
+    // small input.
+    std::optional<std::uint64_t> max_run_records;
+    // Compression of INPUT and OUTPUT, forced (for pipes); default: by the names' endings.
+    std::optional<Compression> input_compression;
+    std::optional<Compression> output_compression;
+    int compression_level = -1;                 // -1: the format's default
+    // Re-read the output and check its order and that it holds the input's records.
+    bool verify = false;
+    // Counters for a progress display, updated while the sort runs (optional).
+    ProgressCounters* progress = nullptr;
+    // Takes one-line notices about the sort that are not errors (optional), such as "auto"
+    // falling back to the CPU because the GPU present cannot be used.
+    std::function<void(const std::string&)> notice;
+};
+
+struct SortReport {
+    SortPlan plan;
+    std::string backend;             // "cpu", or the GPU's name
+    std::uint64_t device_memory = 0; // the GPU's memory budget (0 on the CPU)
+    std::uint64_t bytes = 0;           // input bytes (decompressed)
+    std::uint64_t output_bytes = 0;    // output bytes (before compression)
+    std::uint64_t output_stored_bytes = 0;  // bytes that reached OUTPUT (after compression)
+    bool input_streamed = false;       // read front to back (stdin, pipe, compressed)
+    bool output_streamed = false;      // written front to back (stdout, pipe, device, compressed)
+    bool verified = false;
+    std::uint64_t records = 0;
+    std::uint64_t output_records = 0;  // fewer than records with --unique
+    std::size_t record_size = 0;
+    std::uint64_t runs = 0;          // sorted runs formed (1 when sorted in memory)
+    unsigned merge_passes = 0;       // passes over the data by the merge (0 when sorted in memory)
+    std::uint64_t bytes_spilled = 0; // bytes written to temp files
+    PhaseTimes times;
+    double seconds = 0;              // the whole sort, wall clock
+};
+
+// Sorts options.input into options.output. Throws SortError, io::IoError or
+// std::invalid_argument; on failure no file is left at OUTPUT that was not there, an existing
+// OUTPUT is unchanged and no temp files remain.
+SortReport sort_file(const SortOptions& options);
+
+}  // namespace gpusort

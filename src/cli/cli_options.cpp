@@ -1,0 +1,289 @@
+// parse_command_line (Boost.Program_options) and the --stats JSON.
+#include "src/cli/cli_options.hpp"
+
+#include "io/stream_writer.hpp"
+#include "src/cli/size_parse.hpp"
+
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace gpusort {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// A count from the digits of an option's value: "-1" is refused (Boost would read it into an
+// unsigned type as its largest value), as is a number too large for T.
+template <class T>
+T count_option(const po::variables_map& vm, const char* name) {
+    const auto& text = vm[name].as<std::string>();
+    T value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        throw std::invalid_argument(std::string("--") + name + ": '" + text + "' is not a whole number");
+    return value;
+}
+
+std::uint64_t size_option(const po::variables_map& vm, const char* name) {
+    const auto& text = vm[name].as<std::string>();
+    auto size = parse_size(text);
+    if (!size) throw std::invalid_argument(std::string("--") + name + ": '" + text + "' is not a size (e.g. 512M, 8G)");
+    return *size;
+}
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+// The records and key of --record-size, --key and --format; nullopt when the whole record is one
+// key of --type. --descending reverses every field.
+std::optional<KeySpec> record_spec(const po::variables_map& vm, const KeyOrder& order) {
+    const bool type_given = !vm["type"].defaulted();
+    const bool keys_given = vm.count("key") > 0;
+    std::optional<std::size_t> record_size;
+    if (vm.count("record-size")) {
+        record_size = count_option<std::size_t>(vm, "record-size");
+        if (*record_size == 0) throw std::invalid_argument("--record-size: must be at least 1");
+        if (*record_size > kMaxRecordSize)
+            throw std::invalid_argument("--record-size: at most " + std::to_string(kMaxRecordSize) + " bytes are supported");
+    }
+    KeySpec spec;
+    if (vm.count("format")) {
+        const auto& format = vm["format"].as<std::string>();
+        if (format != "gensort") throw std::invalid_argument("--format: unknown format '" + format + "' (only gensort)");
+        if (type_given || keys_given) throw std::invalid_argument("--format gensort excludes --type and --key");
+        if (record_size && *record_size != 100)
+            throw std::invalid_argument("--format gensort: records are 100 bytes, not " + std::to_string(*record_size));
+        spec = gensort_key();
+    } else if (keys_given) {
+        if (type_given) throw std::invalid_argument("--key replaces --type: give one or the other");
+        for (const auto& text : vm["key"].as<std::vector<std::string>>()) {
+            const KeyField field = parse_key_field(text);
+            // Checked here, before offset + length could wrap around.
+            if (field.offset >= kMaxRecordSize || field.length > kMaxRecordSize - field.offset)
+                throw std::invalid_argument("--key '" + text + "': the field ends beyond " +
+                                            std::to_string(kMaxRecordSize) + " bytes, the largest record supported");
+            spec.fields.push_back(field);
+        }
+        if (record_size) {
+            spec.record_size = *record_size;
+        } else {
+            for (const auto& f : spec.fields) spec.record_size = std::max(spec.record_size, f.offset + f.length);
+        }
+    } else if (record_size && *record_size != key_width(order.type)) {
+        // --type T with larger records: the key is a little-endian T at offset 0.
+        spec = whole_record_key(order.type, false);
+        spec.record_size = *record_size;
+    } else {
+        return std::nullopt;
+    }
+    if (order.descending)
+        for (auto& f : spec.fields) f.descending = !f.descending;
+    try {
+        spec.validate();
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string(keys_given ? "--key: " : "--record-size: ") + e.what());
+    }
+    return spec;
+}
+
+}  // namespace
+
+CliCommand parse_command_line(const std::vector<std::string>& args) {
+    po::options_description visible(
+        "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
+        "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT.\n\nOptions");
+    visible.add_options()
+        ("type", po::value<std::string>()->default_value("u64"),
+         "key type of every record: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 (floats in IEEE 754 totalOrder)")
+        ("record-size", po::value<std::string>(), "bytes per record (default: the width of the key type, or the smallest record holding the --key fields)")
+        ("key", po::value<std::vector<std::string>>()->composing(),
+         "a key field, repeatable, the first most significant: OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc] (byte strings compare as memcmp); replaces --type")
+        ("format", po::value<std::string>(), "gensort: Sort Benchmark records, 100 bytes ordered by the 10-byte key at offset 0")
+        ("descending", "reverse the whole order")
+        ("stable", "records with equal keys keep their input order (every sort of gpusort-file is stable)")
+        ("unique", "of each group of records with equal keys keep only the first (in input order)")
+        ("backend", po::value<std::string>()->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
+        ("device", po::value<int>()->default_value(0), "which GPU to use")
+        ("device-memory", po::value<std::string>(), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
+        ("memory", po::value<std::string>(), "host memory budget, e.g. 512M, 8G (default: half of the free memory)")
+        ("threads", po::value<std::string>(), "host threads, 1 to 1024 (default: all CPUs)")
+        ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
+        ("sync", "flush the output to disk before it is renamed into place (always done when OUTPUT is INPUT)")
+        ("input-compression", po::value<std::string>(), "read INPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdin: none)")
+        ("output-compression", po::value<std::string>(), "write OUTPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdout: none)")
+        ("compression-level", po::value<int>(), "compression level of OUTPUT (default: the format's own: gz 6, bz2 9, xz 6, zst 3)")
+        ("verify", "re-read the output and check its order and that it holds the input's records; on a mismatch it is not kept")
+        ("progress", "show a progress line on stderr (default: when stderr is a terminal)")
+        ("quiet,q", "print nothing but errors (no progress line)")
+        ("stats", po::value<std::string>(), "write a JSON report to FILE ('-' for stderr)")
+        ("help,h", "show this help")
+        ("version", "show the version");
+    po::options_description hidden;
+    hidden.add_options()("input", po::value<std::string>())("output", po::value<std::string>());
+    po::options_description all;
+    all.add(visible).add(hidden);
+    po::positional_options_description positional;
+    positional.add("input", 1).add("output", 1);
+
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error_with_option_name& e) {
+        // Boost builds this message by replacing placeholders such as %value% with the words until
+        // none is left, which never ends when a word holds a placeholder itself: words with a '%'
+        // get a message of ours.
+        auto has_percent = [](const std::string& word) { return word.find('%') != std::string::npos; };
+        if (std::any_of(args.begin(), args.end(), has_percent))
+            throw std::invalid_argument("malformed option '" + e.get_option_name() + "' or its value");
+        throw std::invalid_argument(e.what());
+    } catch (const po::error& e) {
+        throw std::invalid_argument(e.what());
+    }
+
+    CliCommand command;
+    if (vm.count("help")) {
+        std::ostringstream text;
+        text << visible;
+        command.action = CliCommand::Action::help;
+        command.help_text = text.str();
+        return command;
+    }
+    if (vm.count("version")) {
+        command.action = CliCommand::Action::version;
+        return command;
+    }
+    if (!vm.count("input") || !vm.count("output"))
+        throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
+
+    SortOptions& sort = command.sort;
+    sort.input = vm["input"].as<std::string>();
+    sort.output = vm["output"].as<std::string>();
+    const auto& type_name = vm["type"].as<std::string>();
+    auto type = parse_key_type(type_name);
+    if (!type) throw std::invalid_argument("--type: unknown type '" + type_name + "' (one of: " + key_type_list() + ")");
+    sort.order.type = *type;
+    sort.order.descending = vm.count("descending") > 0;
+    sort.unique = vm.count("unique") > 0;
+    sort.records = record_spec(vm, sort.order);
+    if (vm.count("memory")) {
+        sort.memory_bytes = size_option(vm, "memory");
+        if (*sort.memory_bytes < kMinMemoryBudget)
+            throw std::invalid_argument("--memory: at least 1M is needed");
+    }
+    if (vm.count("threads")) {
+        sort.threads = count_option<unsigned>(vm, "threads");
+        if (*sort.threads == 0) throw std::invalid_argument("--threads: must be at least 1");
+        if (*sort.threads > kMaxThreads)
+            throw std::invalid_argument("--threads: at most " + std::to_string(kMaxThreads) + " are supported");
+    }
+    const auto& backend = vm["backend"].as<std::string>();
+    if (backend == "auto") sort.backend = Backend::automatic;
+    else if (backend == "cpu") sort.backend = Backend::cpu;
+    else if (backend == "gpu") sort.backend = Backend::gpu;
+    else throw std::invalid_argument("--backend: '" + backend + "' is not one of auto, gpu, cpu");
+    sort.device = vm["device"].as<int>();
+    if (sort.device < 0) throw std::invalid_argument("--device: must be 0 or more");
+    if (vm.count("device-memory")) {
+        sort.device_memory_bytes = size_option(vm, "device-memory");
+        if (*sort.device_memory_bytes < kMinMemoryBudget)
+            throw std::invalid_argument("--device-memory: at least 1M is needed");
+    }
+    if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
+    sort.sync = vm.count("sync") > 0;
+    auto compression = [&](const char* name) -> std::optional<Compression> {
+        if (!vm.count(name)) return std::nullopt;
+        try {
+            return parse_compression(vm[name].as<std::string>());
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--") + name + ": " + e.what());
+        }
+    };
+    sort.input_compression = compression("input-compression");
+    sort.output_compression = compression("output-compression");
+    if (vm.count("compression-level")) {
+        sort.compression_level = vm["compression-level"].as<int>();
+        if (sort.compression_level < 0 || sort.compression_level > 19)
+            throw std::invalid_argument("--compression-level: must be between 0 and 19 (gz: 0-9, bz2: 1-9, xz: 0-9, zst: 1-19)");
+        try {
+            io::StreamWriter::check_level(sort.output_compression.value_or(compression_of(sort.output)),
+                                          sort.compression_level);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--compression-level: ") + e.what());
+        }
+    }
+    sort.verify = vm.count("verify") > 0;
+    command.quiet = vm.count("quiet") > 0;
+    if (vm.count("progress")) {
+        if (command.quiet) throw std::invalid_argument("--progress and --quiet exclude each other");
+        command.progress = true;
+    }
+    if (vm.count("stats")) command.stats_path = vm["stats"].as<std::string>();
+    return command;
+}
+
+std::string stats_json(const SortOptions& options, const SortReport& report) {
+    const auto& p = report.plan;
+    const double seconds = report.seconds > 0 ? report.seconds : 1e-9;
+    const bool gpu = report.backend != "cpu";
+    auto compression = [](const std::optional<Compression>& forced, const std::string& path) {
+        return json_string(compression_name(forced.value_or(compression_of(path))));
+    };
+    auto flag = [](bool b) { return b ? "true" : "false"; };
+    std::ostringstream out;
+    out << "{\n"
+        << "  \"input\": " << json_string(options.input) << ",\n"
+        << "  \"output\": " << json_string(options.output) << ",\n"
+        << "  \"input_compression\": " << compression(options.input_compression, options.input) << ",\n"
+        << "  \"output_compression\": " << compression(options.output_compression, options.output) << ",\n"
+        << "  \"input_streamed\": " << flag(report.input_streamed) << ",\n"
+        << "  \"output_streamed\": " << flag(report.output_streamed) << ",\n"
+        << "  \"type\": " << json_string(options.records ? "records" : std::string(key_type_name(options.order.type))) << ",\n"
+        << "  \"record_size\": " << report.record_size << ",\n"
+        << "  \"descending\": " << flag(options.order.descending) << ",\n"
+        << "  \"unique\": " << flag(options.unique) << ",\n"
+        << "  \"verified\": " << flag(report.verified) << ",\n"
+        << "  \"backend\": " << json_string(gpu ? "gpu" : "cpu") << ",\n"
+        << "  \"device\": " << (gpu ? json_string(report.backend) : "null") << ",\n"
+        << "  \"input_bytes\": " << report.bytes << ",\n"
+        << "  \"input_records\": " << report.records << ",\n"
+        << "  \"output_bytes\": " << report.output_bytes << ",\n"
+        << "  \"output_records\": " << report.output_records << ",\n"
+        << "  \"output_stored_bytes\": " << report.output_stored_bytes << ",\n"
+        << "  \"runs\": " << report.runs << ",\n"
+        << "  \"merge_passes\": " << report.merge_passes << ",\n"
+        << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"
+        << "  \"budgets\": {\"memory\": " << p.memory_bytes << ", \"device_memory\": " << report.device_memory
+        << ", \"threads\": " << p.threads << "},\n"
+        << "  \"plan\": {\"in_memory\": " << flag(p.in_memory) << ", \"run_records\": " << p.run_records
+        << ", \"runs_in_memory\": " << flag(p.runs_in_memory) << ", \"fan_in\": " << p.fan_in
+        << ", \"merge_tasks\": " << p.merge_tasks << "},\n"
+        << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
+        << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
+        << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write
+        << ", \"merge\": " << report.times.merge << "},\n"
+        << "  \"throughput_mb_per_s\": " << static_cast<double>(report.bytes) / 1e6 / seconds << "\n"
+        << "}\n";
+    return out.str();
+}
+
+}  // namespace gpusort

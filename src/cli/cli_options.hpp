@@ -1,0 +1,28 @@
+// Command line of gpusort-file (CLI.md): parsed into SortOptions plus what only the CLI uses.
+#pragma once
+
+#include "gpusort/sort_file.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusort {
+
+struct CliCommand {
+    enum class Action { sort, help, version } action = Action::sort;
+    SortOptions sort;
+    std::optional<std::string> stats_path;  // --stats FILE ('-' = stderr)
+    // --progress / --quiet; neither: a progress line when stderr is a terminal.
+    std::optional<bool> progress;
+    bool quiet = false;
+    std::string help_text;
+};
+
+// Throws std::invalid_argument with a one-line message for a malformed command line.
+CliCommand parse_command_line(const std::vector<std::string>& args);
+
+// The --stats report: one JSON object.
+std::string stats_json(const SortOptions& options, const SortReport& report);
+
+}  // namespace gpusort

@@ -1,0 +1,82 @@
+// gpusort-file: the command-line program. Every failure ends in one line on stderr that
+// starts with "gpusort-file: " and a non-zero exit status (2: bad command line, 1: failed sort);
+// SIGINT, SIGTERM and SIGHUP end it by that signal, after removing any named temp file.
+#include "io/signal_cleanup.hpp"
+#include "src/cli/cli_options.hpp"
+#include "src/cli/progress_line.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <malloc.h>
+#include <memory>
+#include <sys/resource.h>
+#include <system_error>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+    using namespace gpusort;
+    // Under a limit on the address space (ulimit -v) malloc keeps to two arenas: each further one
+    // (one per thread, up to eight per CPU) reserves 64 MiB of it.
+    rlimit address_space{};
+    if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY)
+        ::mallopt(M_ARENA_MAX, 2);
+    CliCommand command;
+    try {
+        io::install_signal_cleanup();
+        command = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const std::exception& e) {
+        std::cerr << "gpusort-file: " << e.what() << "\n";
+        return 2;
+    }
+    if (command.action == CliCommand::Action::help) {
+        std::cout << command.help_text;
+        return 0;
+    }
+    if (command.action == CliCommand::Action::version) {
+        std::cout << "gpusort-file " << GPUSORT_VERSION << "\n";
+        return 0;
+    }
+    if (!command.quiet)
+        command.sort.notice = [](const std::string& text) { std::cerr << "gpusort-file: note: " << text << "\n"; };
+    ProgressCounters counters;
+    std::unique_ptr<ProgressLine> progress;
+    if (command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
+        command.sort.progress = &counters;
+        progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
+    }
+    auto input_name = [&] {
+        return command.sort.input == "-" ? std::string("standard input") : "'" + command.sort.input + "'";
+    };
+    try {
+        SortReport report = sort_file(command.sort);
+        progress.reset();  // the line is finished before anything else is printed
+        if (command.stats_path) {
+            const std::string json = stats_json(command.sort, report);
+            if (*command.stats_path == "-") {
+                std::cerr << json;
+            } else {
+                std::ofstream stats(*command.stats_path);
+                stats << json;
+                if (!stats.flush())
+                    throw std::runtime_error("cannot write the stats file '" + *command.stats_path + "'");
+            }
+        }
+    } catch (const std::bad_alloc&) {
+        progress.reset();
+        std::cerr << "gpusort-file: cannot sort " << input_name() << ": out of memory (try a smaller --memory)\n";
+        return 1;
+    } catch (const std::system_error& e) {
+        // A thread that could not be started (a limit on processes or on memory).
+        progress.reset();
+        std::cerr << "gpusort-file: cannot sort " << input_name() << ": " << e.what()
+                  << " (try a smaller --threads or --memory)\n";
+        return 1;
+    } catch (const std::exception& e) {
+        progress.reset();
+        std::cerr << "gpusort-file: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

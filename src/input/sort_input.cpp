@@ -1,0 +1,73 @@
+// SortInput: choosing positional or streamed reading, and counting what is read.
+#include "src/input/sort_input.hpp"
+
+#include "io/io_error.hpp"
+#include "io/parallel_io.hpp"
+#include "gpusort/sort_file.hpp"
+
+#include <cerrno>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gpusort {
+
+SortInput::SortInput(const InputOptions& options)
+    : name_(options.path == "-" ? "standard input" : options.path),
+      record_size_(options.record_size),
+      progress_(options.progress),
+      keep_checksum_(options.checksum) {
+    const Compression compression = options.compression.value_or(compression_of(options.path));
+    if (options.path != "-") {
+        file_ = io::File::open_read(options.path);
+        struct stat st {};
+        if (::fstat(file_.fd(), &st) != 0) io::throw_errno("cannot stat", options.path, errno);
+        if (S_ISREG(st.st_mode)) {
+            size_ = static_cast<std::uint64_t>(st.st_size);
+            modified_ = st.st_mtim;
+            regular_ = true;
+            if (compression == Compression::none) return;
+        }
+    }
+    // stdin, a pipe or device, or a compressed file: one pass, front to back.
+    reader_ = std::make_unique<io::StreamReader>(options.path == "-" ? STDIN_FILENO : file_.fd(), name_, compression);
+}
+
+void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
+    io::read_parallel(file_, offset, bytes);
+    count(bytes);
+}
+
+std::size_t SortInput::read_next(std::span<std::byte> bytes) {
+    const std::size_t n = reader_->read(bytes);
+    bytes_read_ += n;
+    if (n < bytes.size() && bytes_read_ % record_size_ != 0)
+        throw SortError("'" + name_ + "' ends in the middle of a record: " + std::to_string(bytes_read_) +
+                        " bytes are not a multiple of the record size " + std::to_string(record_size_));
+    count(bytes.first(n));
+    return n;
+}
+
+void SortInput::count(std::span<const std::byte> bytes) {
+    if (progress_) progress_->add(bytes.size());
+    if (!keep_checksum_ || bytes.empty()) return;
+    MultisetChecksum part;
+    part.add_records(bytes, record_size_);
+    std::lock_guard lock(checksum_mutex_);
+    checksum_ += part;
+}
+
+void SortInput::check_unchanged() const {
+    if (!regular_) return;
+    struct stat st {};
+    if (::fstat(file_.fd(), &st) != 0) io::throw_errno("cannot stat", name_, errno);
+    if (static_cast<std::uint64_t>(st.st_size) != size_ || st.st_mtim.tv_sec != modified_.tv_sec ||
+        st.st_mtim.tv_nsec != modified_.tv_nsec)
+        throw SortError("'" + name_ + "' changed while it was being sorted (it was written to meanwhile)");
+}
+
+MultisetChecksum SortInput::checksum() const {
+    std::lock_guard lock(checksum_mutex_);
+    return checksum_;
+}
+
+}  // namespace gpusort

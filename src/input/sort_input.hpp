@@ -1,0 +1,73 @@
+// SortInput: where a sort takes its records from. A regular, uncompressed file is read at any
+// offsets by many threads, its size known up front; stdin, pipes, devices and compressed files
+// are read once, front to back, through an io::StreamReader that decompresses on its own thread,
+// and their size is known only at the end. Every byte read is counted for the progress line and,
+// with --verify, added to an order-independent checksum of the input's records.
+#pragma once
+
+#include "gpusort/compression.hpp"
+#include "io/file.hpp"
+#include "io/stream_reader.hpp"
+#include "gpusort/progress.hpp"
+#include "src/verify/record_checksum.hpp"
+
+#include <cstdint>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace gpusort {
+
+struct InputOptions {
+    std::string path;                            // "-": stdin
+    std::optional<Compression> compression;  // forced; default: by the name's ending
+    std::size_t record_size = 1;
+    bool checksum = false;                       // keep the checksum of the records read
+    ProgressCounters* progress = nullptr;
+};
+
+class SortInput {
+public:
+    explicit SortInput(const InputOptions& options);
+
+    // Read front to back (size unknown until the end) rather than at any offset.
+    bool streamed() const { return reader_ != nullptr; }
+    const std::string& name() const { return name_; }
+    // The size of a file read at offsets (of a compressed file: its stored size).
+    std::uint64_t size() const { return size_; }
+    const io::File& file() const { return file_; }
+
+    // A file: bytes [offset, offset + size), read by several threads.
+    void read_at(std::uint64_t offset, std::span<std::byte> bytes);
+    // A stream: the next bytes, as many as there are up to bytes.size() (fewer only at the end);
+    // the stream ending inside a record is an error.
+    std::size_t read_next(std::span<std::byte> bytes);
+    // Bytes read so far (for a compressed input: decompressed bytes).
+    std::uint64_t bytes_read() const { return bytes_read_; }
+
+    // A file that was written to while it was being read (its size or modification time is not
+    // what it was when it was opened) gives a wrong result: throws SortError.
+    void check_unchanged() const;
+    MultisetChecksum checksum() const;
+
+private:
+    void count(std::span<const std::byte> bytes);
+
+    std::string name_;
+    std::size_t record_size_;
+    ProgressCounters* progress_;
+    io::File file_;
+    std::uint64_t size_ = 0;
+    timespec modified_{};   // a regular file's modification time when it was opened
+    bool regular_ = false;  // a regular file (compressed or not): checked by check_unchanged()
+    std::unique_ptr<io::StreamReader> reader_;
+    std::uint64_t bytes_read_ = 0;
+    bool keep_checksum_;
+    mutable std::mutex checksum_mutex_;
+    MultisetChecksum checksum_;
+};
+
+}  // namespace gpusort

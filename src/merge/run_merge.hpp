@@ -1,0 +1,314 @@
+// The k-way merge of sorted runs (of keys, or of entries of key and record). One merge cuts its output into equal slices by exact
+// multi-way selection; TBB tasks merge the slices independently, each with a loser tree over
+// buffered reads of its part of every run, and write each slice at its own output offset.
+// A sequential output (a stream) takes the slices in order instead: smaller slices are merged
+// into buffers by several tasks at once and handed on one after the other.
+// merge_to_fan_in() runs the intermediate passes that bring the number of runs down to what
+// one merge can read at once.
+#pragma once
+
+#include "io/file.hpp"
+#include "io/temp_file.hpp"
+#include "src/merge/loser_tree.hpp"
+#include "gpusort/progress.hpp"
+#include "src/merge/run_slices.hpp"
+#include "gpusort/sort_plan.hpp"
+#include "src/runs/sorted_run.hpp"
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <tbb/concurrent_queue.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+namespace gpusort {
+
+// Where a merge writes: entries [first, first + total) of `file`, through `mapped` (the file's
+// memory map) when set; or, when `sink` is set, to sink(slice, rank, entries) for each full
+// buffer of merged entries (slice: which output slice they belong to, rank: the first one's).
+template <class T>
+struct MergeTarget {
+    const io::File* file = nullptr;
+    std::byte* mapped = nullptr;
+    std::uint64_t first = 0;
+    std::function<void(std::uint64_t, std::uint64_t, std::span<const std::byte>)> sink;
+    // Applied to each full output buffer of keys just before it is written (e.g. mapping keys
+    // back); plain keys only.
+    std::function<void(std::span<T>)> finish;
+    // When set, every sample_stride-th output key is stored here (the output is a new run).
+    std::vector<T>* samples = nullptr;
+    std::uint64_t sample_stride = 0;
+    // The sink takes whole slices, one after the other in output order (a sequential output).
+    bool in_order = false;
+    // Counts the bytes written to the file or map, when set (a sink counts its own).
+    ProgressCounters* progress = nullptr;
+};
+
+// Bytes of output per slice, at most, of a merge into a sequential output.
+inline constexpr std::uint64_t kInOrderSliceBytes = std::uint64_t{16} << 20;
+
+// Bytes of output per slice of a merge into a sequential output under `plan`: the 2 * merge_tasks
+// slices held at once take at most half of the merge memory besides the read buffers.
+inline std::uint64_t in_order_slice_bytes(const SortPlan& plan, std::size_t entry) {
+    const std::uint64_t smallest = std::max<std::uint64_t>(entry, kMinMergeBuffer);
+    return std::clamp<std::uint64_t>(plan.merge_memory / (4 * std::max(1u, plan.merge_tasks)), smallest,
+                                     std::max(smallest, kInOrderSliceBytes));
+}
+
+namespace detail {
+
+// Read buffers one merge task needs: one per run in a file (runs in memory are read in place),
+// plus one for the output unless it is written straight into the output's memory map.
+template <class T>
+std::size_t merge_buffers(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target) {
+    std::size_t buffers = target.mapped ? 0 : 1;
+    for (const auto& run : runs) buffers += run.memory ? 0 : 1;
+    return buffers;
+}
+
+// Merges output ranks [rank_begin, ...) of slice `slice`, whose parts of run i are
+// [from[i], to[i]). kPlain: the entries are the keys themselves (entry_bytes == sizeof(T)).
+template <class T, bool kPlain>
+void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
+                 const std::vector<std::uint64_t>& to, std::uint64_t slice, std::uint64_t rank_begin,
+                 const MergeTarget<T>& target, std::byte* workspace, std::size_t buffer_entries) {
+    const std::size_t k = runs.size();
+    const std::size_t entry = kPlain ? sizeof(T) : runs[0].entry_bytes;
+    struct Cursor {
+        std::uint64_t next;         // next run position to read
+        std::uint64_t end;
+        const std::byte* entries;   // the entries now at hand: the run itself (in memory) or a read buffer
+        std::byte* buffer;          // the read buffer (runs in files)
+        std::size_t length = 0;
+        std::size_t index = 0;
+    };
+    std::vector<Cursor> cursors;
+    cursors.reserve(k);
+    LoserTree<T> tree(k);
+    auto key_of = [&](const Cursor& c) {
+        T key;
+        std::memcpy(&key, c.entries + c.index * entry, sizeof(T));
+        return key;
+    };
+    auto refill = [&](std::size_t i) {
+        Cursor& c = cursors[i];
+        if (runs[i].memory) {
+            c.entries = runs[i].entries_at(c.next);
+            c.length = static_cast<std::size_t>(c.end - c.next);
+        } else {
+            c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_entries, c.end - c.next));
+            runs[i].read_entries(c.next, c.length, c.buffer);
+            c.entries = c.buffer;
+        }
+        c.next += c.length;
+        c.index = 0;
+    };
+    std::byte* next_buffer = workspace;
+    for (std::size_t i = 0; i < k; ++i) {
+        std::byte* buffer = nullptr;
+        if (!runs[i].memory) {
+            buffer = next_buffer;
+            next_buffer += buffer_entries * entry;
+        }
+        cursors.push_back({from[i], to[i], nullptr, buffer});
+        if (from[i] < to[i]) {
+            refill(i);
+            tree.set_head(i, key_of(cursors[i]));
+        } else {
+            tree.set_done(i);
+        }
+    }
+    tree.build();
+
+    // Output goes in blocks of buffer_entries: straight into the map, or through a buffer.
+    std::byte* const mapped = target.mapped && !target.sink ? target.mapped + target.first * entry : nullptr;
+    std::uint64_t written = rank_begin;  // output rank of out[0]
+    std::byte* out = mapped ? mapped + written * entry : next_buffer;
+    std::size_t filled = 0;
+    auto flush = [&] {
+        std::span<std::byte> entries(out, filled * entry);
+        if (target.samples) take_samples<T>(entries, entry, written, target.sample_stride, *target.samples);
+        if constexpr (kPlain)
+            if (target.finish) target.finish(std::span<T>(reinterpret_cast<T*>(out), filled));
+        if (target.sink)
+            target.sink(slice, written, entries);
+        else if (!mapped)
+            target.file->write_at((target.first + written) * entry, entries);
+        if (target.progress) target.progress->add(entries.size());
+        written += filled;
+        filled = 0;
+        if (mapped) out = mapped + written * entry;
+    };
+
+    while (!tree.all_done()) {
+        const std::size_t w = tree.winner();
+        Cursor& c = cursors[w];
+        if constexpr (kPlain)
+            reinterpret_cast<T*>(out)[filled++] = tree.winner_key();
+        else
+            std::memcpy(out + filled++ * entry, c.entries + c.index * entry, entry);
+        if (filled == buffer_entries) flush();
+        if (++c.index == c.length) {
+            if (c.next == c.end) {
+                tree.winner_done();
+                continue;
+            }
+            refill(w);
+        }
+        tree.replace_winner(key_of(c));
+    }
+    if (filled > 0) flush();
+}
+
+}  // namespace detail
+
+// Merges `runs` (in input order) into `target`, using at most plan.merge_tasks threads.
+template <class T>
+void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target, const SortPlan& plan) {
+    const std::size_t k = runs.size();
+    std::uint64_t total = 0;
+    for (const auto& run : runs) total += run.size;
+    if (total == 0) return;
+
+    const std::size_t entry = runs[0].entry_bytes;
+    const std::uint64_t slice_bytes = in_order_slice_bytes(plan, entry);
+    const std::uint64_t slices =
+        target.in_order ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
+                        : plan.merge_slices(total);
+    const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
+    const bool plain = entry == sizeof(T);
+    // Isolated: a thread that waits inside a slice for parallel work of its own (target.finish maps
+    // keys back with parallel_for) must not start another slice meanwhile, which would take the
+    // same thread's workspace and overwrite the read buffers of the slice it interrupted.
+    auto merge = [&](const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank, std::byte* workspace) {
+        tbb::this_task_arena::isolate([&] {
+            if (plain)
+                detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+            else
+                detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+        });
+    };
+
+    tbb::task_arena arena(static_cast<int>(plan.merge_tasks));
+    arena.execute([&] {
+        const RunSlices cut = cut_into_slices<T>(runs, slices);
+        const std::size_t workspace_bytes =
+            std::max<std::size_t>(1, detail::merge_buffers<T>(runs, target)) * buffer_entries * entry;
+        // Whole keys of T at the start of the workspace (plain merges store keys there).
+        tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
+            [&] { return std::make_unique_for_overwrite<T[]>((workspace_bytes + sizeof(T) - 1) / sizeof(T)); });
+        if (target.in_order) {
+            // Each slice is merged straight into a buffer of its own, then handed on in order.
+            const std::size_t tokens = 2 * plan.merge_tasks;
+            std::uint64_t largest = 0;
+            for (std::uint64_t s = 0; s < slices; ++s) largest = std::max(largest, cut.keys(s));
+            tbb::concurrent_queue<std::byte*> free_buffers;
+            std::vector<std::unique_ptr<std::byte[]>> buffers;
+            for (std::size_t b = 0; b < tokens; ++b) {
+                buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(std::max<std::uint64_t>(1, largest * entry)));
+                free_buffers.push(buffers.back().get());
+            }
+            struct Slice {
+                std::uint64_t index = 0;
+                std::byte* buffer = nullptr;
+            };
+            std::uint64_t next = 0;
+            tbb::parallel_pipeline(
+                tokens,
+                tbb::make_filter<void, Slice>(tbb::filter_mode::serial_in_order,
+                                              [&](tbb::flow_control& fc) -> Slice {
+                                                  if (next == slices) {
+                                                      fc.stop();
+                                                      return {};
+                                                  }
+                                                  Slice slice{next++, nullptr};
+                                                  free_buffers.try_pop(slice.buffer);  // one per token
+                                                  return slice;
+                                              }) &
+                    tbb::make_filter<Slice, Slice>(tbb::filter_mode::parallel,
+                                                   [&](Slice slice) {
+                                                       MergeTarget<T> to;
+                                                       to.mapped = slice.buffer;
+                                                       to.finish = target.finish;
+                                                       merge(cut, slice.index, to, 0,
+                                                             reinterpret_cast<std::byte*>(workspaces.local().get()));
+                                                       return slice;
+                                                   }) &
+                    tbb::make_filter<Slice, void>(tbb::filter_mode::serial_in_order, [&](Slice slice) {
+                        const std::span<const std::byte> bytes(slice.buffer, cut.keys(slice.index) * entry);
+                        target.sink(slice.index, cut.rank[slice.index], bytes);
+                        free_buffers.push(slice.buffer);
+                    }));
+            return;
+        }
+        tbb::parallel_for(
+            tbb::blocked_range<std::uint64_t>(0, slices, 1),
+            [&](const tbb::blocked_range<std::uint64_t>& range) {
+                std::byte* workspace = reinterpret_cast<std::byte*>(workspaces.local().get());
+                for (std::uint64_t s = range.begin(); s != range.end(); ++s) merge(cut, s, target, cut.rank[s], workspace);
+            },
+            tbb::simple_partitioner());
+    });
+}
+
+// Merges groups of consecutive runs into new runs (in new temp files in tmp_dir) until at most
+// plan.fan_in runs are left, rewriting as few keys as possible. Returns the number of passes.
+template <class T>
+unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, const std::string& tmp_dir,
+                         std::uint64_t& bytes_spilled, ProgressCounters* progress = nullptr) {
+    unsigned passes = 0;
+    while (runs.size() > plan.fan_in) {
+        ++passes;
+        std::size_t excess = runs.size() - plan.fan_in;
+        std::vector<SortedRun<T>> next;
+        std::size_t i = 0;
+        // Each merge of g runs removes g - 1 of them; stop once the rest fit in one merge.
+        std::vector<std::pair<std::size_t, std::size_t>> groups;
+        while (excess > 0 && i < runs.size()) {
+            const std::size_t g = std::min({plan.fan_in, excess + 1, runs.size() - i});
+            if (g >= 2) groups.emplace_back(i, g);
+            excess -= g - 1;
+            i += g;
+        }
+        std::uint64_t pass_keys = 0;
+        for (auto [begin, count] : groups)
+            for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
+        const std::size_t entry = runs[0].entry_bytes;
+        if (progress) progress->start_phase(ProgressPhase::merging, pass_keys * entry);
+        auto file = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
+        file->allocate(pass_keys * entry);
+        bytes_spilled += pass_keys * entry;
+
+        std::uint64_t offset = 0;
+        std::size_t r = 0;
+        for (auto [begin, count] : groups) {
+            for (; r < begin; ++r) next.push_back(std::move(runs[r]));
+            std::uint64_t size = 0;
+            for (std::size_t j = begin; j < begin + count; ++j) size += runs[j].size;
+            SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, plan.sample_stride, entry);
+            MergeTarget<T> target;
+            target.file = file.get();
+            target.first = offset;
+            target.samples = &merged.samples;
+            target.sample_stride = plan.sample_stride;
+            target.progress = progress;
+            merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
+            offset += merged.size;
+            next.push_back(std::move(merged));
+            r = begin + count;
+        }
+        for (; r < runs.size(); ++r) next.push_back(std::move(runs[r]));
+        runs = std::move(next);  // merged runs are dropped here, closing files no run uses any more
+    }
+    return passes;
+}
+
+}  // namespace gpusort

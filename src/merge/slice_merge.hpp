@@ -1,0 +1,64 @@
+// Merge by sorting slices: the runs are cut into exact slices by multi-way selection, at most
+// `slice_keys` keys each, and every slice (its part of each run, one after the other) is handed
+// to the chunk sorter as one chunk of normalised keys that comes back sorted in raw form, at its
+// own place in the output. On the GPU this replaces the host's loser-tree merge: the device
+// sorts a slice faster than the host's threads can merge it, and all runs are taken at once, so
+// there is a single pass whatever their number. Two slots overlap, as in run formation.
+#pragma once
+
+#include "src/sorters/chunk_sorter.hpp"
+#include "io/host_buffer.hpp"
+#include "src/merge/run_slices.hpp"
+#include "src/sorters/slot_pipeline.hpp"
+#include "src/runs/sorted_run.hpp"
+
+#include <functional>
+#include <span>
+#include <vector>
+
+
+namespace gpusort {
+
+// write(first_key, bytes): puts sorted raw keys at their place in the output.
+template <class T>
+void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& sorter, std::uint64_t slice_keys,
+                             std::size_t slots,
+                             const std::function<void(std::uint64_t, std::span<const std::byte>)>& write) {
+    std::uint64_t total = 0;
+    for (const auto& run : runs) total += run.size;
+    if (total == 0) return;
+    const std::uint64_t slices = (total + slice_keys - 1) / slice_keys;
+
+    const RunSlices cut = cut_into_slices<T>(runs, slices);
+
+    run_in_slots(slices, slots, [&](std::uint64_t s, std::size_t slot) {
+        const auto& from = cut.split[s];
+        const auto& to = cut.split[s + 1];
+        ChunkIo io;
+        // Position p of the slice is in the part of the first run whose parts so far reach past p.
+        io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+            std::span<T> keys(reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T));
+            std::uint64_t part_start = 0;
+            for (std::size_t i = 0; i < runs.size() && !keys.empty(); ++i) {
+                const std::uint64_t part = to[i] - from[i];
+                if (first < part_start + part) {
+                    const std::uint64_t offset = first - part_start;
+                    const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(part - offset, keys.size()));
+                    const std::uint64_t pos = from[i] + offset;
+                    if (runs[i].memory)
+                        io::copy_parallel(reinterpret_cast<std::byte*>(keys.data()),
+                                      std::span<const std::byte>(runs[i].entries_at(pos), count * sizeof(T)));
+                    else
+                        runs[i].read_range(pos, keys.first(count));
+                    keys = keys.subspan(count);
+                    first += count;
+                }
+                part_start += part;
+            }
+        };
+        io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(cut.rank[s] + first, bytes); };
+        sorter.sort_chunk(slot, cut.keys(s), ChunkForm::normalized_to_raw, io);
+    });
+}
+
+}  // namespace gpusort

@@ -1,0 +1,132 @@
+// Where a sort puts its result. SortOutput is the view the sorting code writes through: a regular
+// file written at any offsets by several threads (through its memory map when its space could be
+// reserved), or a sequential stream (stdout, a pipe or device, or a compressed file) that takes the
+// bytes strictly in order. OutputTarget owns the destination: it opens it before the sort (so a
+// bad OUTPUT fails at once), reserves the space once the size is known, and after the sort
+// finishes the stream, verifies (--verify) and moves the file into place.
+#pragma once
+
+#include "io/atomic_output_file.hpp"
+#include "gpusort/compression.hpp"
+#include "io/file.hpp"
+#include "io/file_mapping.hpp"
+#include "io/parallel_io.hpp"
+#include "io/host_buffer.hpp"
+#include "gpusort/key_spec.hpp"
+#include "src/verify/order_check.hpp"
+#include "gpusort/progress.hpp"
+#include "src/verify/record_checksum.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace gpusort::io {
+class StreamWriter;
+}
+
+namespace gpusort {
+
+// A sequential destination: bytes must come in order, from one thread at a time. With a checker
+// set (--verify on a stream that cannot be read back), the records are checked on their way out.
+class StreamOutput {
+public:
+    explicit StreamOutput(io::StreamWriter& writer) : writer_(writer) {}
+    // Bytes [offset, offset + size) of the output; offset must be where the last append ended.
+    void append(std::uint64_t offset, std::span<const std::byte> bytes);
+    std::uint64_t position() const { return position_; }
+
+    void check_records(const KeySpec& spec, bool strict);
+    // The first record out of order seen so far, and the checksum of all records written.
+    std::optional<std::uint64_t> out_of_order() const { return out_of_order_; }
+    const MultisetChecksum& checksum() const { return checksum_; }
+    bool checked() const { return checker_ != nullptr; }
+
+private:
+    io::StreamWriter& writer_;
+    std::uint64_t position_ = 0;
+    std::size_t record_size_ = 0;
+    std::unique_ptr<OrderChecker> checker_;
+    std::optional<std::uint64_t> out_of_order_;
+    MultisetChecksum checksum_;
+};
+
+struct SortOutput {
+    const io::File* file = nullptr;             // a regular file written at any offsets ...
+    const io::FileMapping* mapping = nullptr;   // ... through its memory map when set
+    StreamOutput* stream = nullptr;             // ... or a stream written in order
+    ProgressCounters* progress = nullptr;       // counts the bytes written, when set
+
+    bool sequential() const { return stream != nullptr; }
+    std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
+    // Bytes [offset, offset + size) of the output (on a stream: the next bytes).
+    void write(std::uint64_t offset, std::span<const std::byte> bytes) const;
+};
+
+struct OutputOptions {
+    std::string path;                            // "-": stdout
+    std::optional<Compression> compression;  // forced; default: by the name's ending
+    int compression_level = -1;                  // -1: the format's default
+    unsigned threads = 1;                        // compression threads
+    ProgressCounters* progress = nullptr;
+};
+
+// What --verify checks the output against.
+struct OutputExpectation {
+    KeySpec spec;                                // order of the records
+    bool strict = false;                         // keys strictly increasing (--unique)
+    std::uint64_t records = 0;
+    std::optional<MultisetChecksum> checksum;    // the input's records (not with --unique)
+};
+
+class OutputTarget {
+public:
+    explicit OutputTarget(const OutputOptions& options);
+    ~OutputTarget();
+    OutputTarget(const OutputTarget&) = delete;
+    OutputTarget& operator=(const OutputTarget&) = delete;
+
+    // Whether the output is written in order (stdout, pipes, devices, compressed files).
+    bool sequential() const { return writer_ != nullptr; }
+    // A stream or device that is written in place, not through a file renamed into place.
+    bool in_place() const { return !atomic_; }
+    // The folder of a regular OUTPUT; empty for stdout, pipes and devices.
+    std::string folder() const;
+    const std::string& name() const { return name_; }
+    Compression compression() const { return compression_; }
+
+    // --verify of a stream or device: the records are checked as they are written.
+    void check_as_written(const KeySpec& spec, bool strict);
+    // A file is then written with pwrite, never through a memory map (which takes address space
+    // as large as the output).
+    void write_without_map() { may_map_ = false; }
+    // Called once the output's size is known, before the first byte is written.
+    const SortOutput& open(std::uint64_t bytes);
+    // After the last write: drops the unused end (records dropped by --unique) and flushes the stream.
+    void finish(std::uint64_t bytes);
+    // Re-reads the output (a file, decompressed when compressed) and checks its order, count
+    // and checksum; a stream or device is checked as it was written (check_as_written). Throws
+    // SortError on any mismatch.
+    void verify(const OutputExpectation& expected) const;
+    // Moves the finished file into place (nothing to do for streams).
+    void commit(bool sync);
+    // Bytes that reached the destination (compressed bytes for a compressed output).
+    std::uint64_t bytes_out() const;
+
+private:
+    std::string name_;
+    Compression compression_ = Compression::none;
+    std::unique_ptr<io::AtomicOutputFile> atomic_;  // regular files
+    io::File device_;                               // pipes and devices (stdout is not owned)
+    std::unique_ptr<io::StreamWriter> writer_;
+    std::unique_ptr<StreamOutput> stream_;
+    std::optional<io::FileMapping> mapping_;
+    SortOutput output_;
+    std::uint64_t reserved_ = 0;
+    std::uint64_t written_ = 0;
+    bool may_map_ = true;
+};
+
+}  // namespace gpusort

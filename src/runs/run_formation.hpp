@@ -1,0 +1,178 @@
+// Run formation: the input is cut into chunks of plan.run_records records; the ChunkSorter sorts
+// each (two at once, in its two slots, so one chunk is read while the other is sorted and
+// written) and its sorted entries (normalised keys, each followed by its record when records
+// are sorted: plan.record_size bytes per entry) become a run: in one spill file, or in one host
+// buffer when plan.runs_in_memory. Every sample_stride-th key of each run is kept in memory.
+// form_runs reads a file of known size at any offsets; form_runs_from_stream reads a stream of
+// unknown size front to back into two host buffers, one chunk after the other, and spills each
+// run as it comes.
+#pragma once
+
+#include "io/file.hpp"
+#include "io/parallel_io.hpp"
+#include "io/temp_file.hpp"
+#include "src/sorters/chunk_sorter.hpp"
+#include "io/host_buffer.hpp"
+#include "src/sorters/slot_pipeline.hpp"
+#include "gpusort/sort_plan.hpp"
+#include "src/runs/sorted_run.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <tbb/parallel_pipeline.h>
+
+namespace gpusort {
+
+// Reads input bytes [offset, offset + size) (from any thread).
+using ReadAt = std::function<void(std::uint64_t offset, std::span<std::byte> bytes)>;
+
+// input_width: bytes per record of the input.
+template <class T>
+std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width, const SortPlan& plan,
+                                    ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times) {
+    const std::size_t entry = plan.record_size;
+    const std::uint64_t total = plan.records;
+    const std::uint64_t chunk = plan.run_records;
+    const std::uint64_t chunks = (total + chunk - 1) / chunk;
+
+    // Runs and their sample arrays are laid out before the first chunk is read.
+    std::shared_ptr<io::File> spill;
+    std::shared_ptr<io::HostBuffer> memory;
+    if (plan.runs_in_memory) {
+        memory = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
+    } else {
+        spill = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
+        spill->allocate(total * entry);
+    }
+    std::vector<SortedRun<T>> runs;
+    for (std::uint64_t c = 0; c < chunks; ++c) {
+        const std::uint64_t size = std::min(chunk, total - c * chunk);
+        runs.push_back(memory ? SortedRun<T>::in_memory(memory, memory->data(), c * chunk, size, plan.sample_stride, entry)
+                              : SortedRun<T>::in_file(spill, c * chunk, size, plan.sample_stride, entry));
+    }
+    const std::size_t slots = chunks > 1 ? 2 : 1;
+    sorter.prepare(slots, std::min(chunk, total));
+
+    std::mutex times_mutex;
+    run_in_slots(chunks, slots, [&](std::uint64_t c, std::size_t slot) {
+        SortedRun<T>& run = runs[c];
+        ChunkIo chunk_io;
+        chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+            read((run.first + first) * input_width, bytes);
+        };
+        chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
+            take_samples<T>(bytes, entry, first, plan.sample_stride, run.samples);
+            if (memory)
+                io::copy_parallel(memory->data() + (run.first + first) * entry, bytes);
+            else
+                io::write_parallel(*spill, (run.first + first) * entry, bytes);
+        };
+        const PhaseTimes chunk_times = sorter.sort_chunk(slot, run.size, ChunkForm::raw_to_normalized, chunk_io);
+        std::lock_guard lock(times_mutex);
+        times += chunk_times;
+    });
+    return runs;
+}
+
+// The chunks of a stream, read in turn into two host buffers of chunk_records records each.
+// read_next(buffer) fills a buffer as far as the stream goes and returns the bytes placed.
+struct StreamChunks {
+    StreamChunks(std::size_t width, std::uint64_t chunk_records)
+        : input_width(width), chunk_records(chunk_records) {
+        for (auto& b : buffers) b = io::HostBuffer(static_cast<std::size_t>(chunk_records * width));
+    }
+    // Reads the next chunk into `slot`'s buffer; returns its records (0 at the end of the stream).
+    std::uint64_t fill(std::size_t slot, const std::function<std::size_t(std::span<std::byte>)>& read_next) {
+        records[slot] = read_next(std::span<std::byte>(buffers[slot].data(), buffers[slot].size())) / input_width;
+        return records[slot];
+    }
+    std::size_t input_width;
+    std::uint64_t chunk_records;
+    io::HostBuffer buffers[2];
+    std::uint64_t records[2] = {0, 0};
+};
+
+// Runs from a stream. `pre_read` chunks are already in the buffers (slot 0, then 1); the rest
+// are read as the slots free up. Every run goes into one spill file that grows run by run.
+template <class T>
+std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_t pre_read,
+                                                const std::function<std::size_t(std::span<std::byte>)>& read_next,
+                                                const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
+                                                PhaseTimes& times) {
+    const std::size_t entry = plan.record_size;
+    auto spill = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
+    std::vector<std::unique_ptr<SortedRun<T>>> runs;
+    sorter.prepare(2, chunks.chunk_records);
+
+    struct Chunk {
+        SortedRun<T>* run = nullptr;
+        std::size_t slot = 0;
+    };
+    std::uint64_t next = 0, position = 0;
+    std::mutex mutex;  // guards free_slots and times
+    // Chunks may finish out of order (a thread waiting inside one chunk's sort can run the other
+    // chunk to its end), so a chunk takes whichever slot is free, not c % 2; the chunks already
+    // read lie in slots 0 and 1 and take those (chunk 0 may be done before chunk 1 starts).
+    std::vector<std::size_t> free_slots = {1, 0};
+    tbb::parallel_pipeline(
+        2,
+        tbb::make_filter<void, Chunk>(tbb::filter_mode::serial_in_order,
+                                      [&](tbb::flow_control& fc) -> Chunk {
+                                          std::size_t slot;
+                                          {
+                                              std::lock_guard lock(mutex);
+                                              // A chunk already read is in its own slot (free: it was never used);
+                                              // else any slot is free: at most two chunks are in flight.
+                                              auto it = next < pre_read
+                                                            ? std::find(free_slots.begin(), free_slots.end(), next)
+                                                            : free_slots.end() - 1;
+                                              slot = *it;
+                                              free_slots.erase(it);
+                                          }
+                                          std::uint64_t n = chunks.records[slot];
+                                          if (next >= pre_read) {
+                                              double seconds = 0;
+                                              {
+                                                  ScopedPhase phase(seconds);
+                                                  n = chunks.fill(slot, read_next);
+                                              }
+                                              std::lock_guard lock(mutex);
+                                              times.read += seconds;
+                                          }
+                                          if (n == 0) {
+                                              fc.stop();
+                                              return {};
+                                          }
+                                          spill->allocate(position * entry, n * entry);
+                                          runs.push_back(std::make_unique<SortedRun<T>>(
+                                              SortedRun<T>::in_file(spill, position, n, plan.sample_stride, entry)));
+                                          position += n;
+                                          ++next;
+                                          return Chunk{runs.back().get(), slot};
+                                      }) &
+            tbb::make_filter<Chunk, void>(tbb::filter_mode::parallel, [&](Chunk c) {
+                SortedRun<T>& run = *c.run;
+                const std::byte* data = chunks.buffers[c.slot].data();
+                ChunkIo chunk_io;
+                chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+                    io::copy_parallel(bytes.data(), std::span<const std::byte>(data + first * chunks.input_width, bytes.size()));
+                };
+                chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
+                    take_samples<T>(bytes, entry, first, plan.sample_stride, run.samples);
+                    io::write_parallel(*spill, (run.first + first) * entry, bytes);
+                };
+                const PhaseTimes chunk_times = sorter.sort_chunk(c.slot, run.size, ChunkForm::raw_to_normalized, chunk_io);
+                std::lock_guard lock(mutex);
+                times += chunk_times;
+                free_slots.push_back(c.slot);
+            }));
+    std::vector<SortedRun<T>> result;
+    for (auto& run : runs) result.push_back(std::move(*run));
+    return result;
+}
+
+}  // namespace gpusort

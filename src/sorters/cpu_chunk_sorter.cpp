@@ -1,0 +1,64 @@
+// CpuChunkSorter: read the chunk in parallel, normalise, IPS4o, map back if asked, write it.
+#include "src/sorters/cpu_chunk_sorter.hpp"
+
+#include <functional>
+#include <ips4o.hpp>
+#include <tbb/task_arena.h>
+
+namespace gpusort {
+
+CpuChunkSorter::CpuChunkSorter(const KeyOrder& order, unsigned threads) : order_(order), width_(key_width(order.type)) {
+    if (threads > 1) pool_ = std::make_unique<ips4o::StdThreadPool>(static_cast<int>(threads));
+}
+
+CpuChunkSorter::~CpuChunkSorter() = default;
+
+std::uint64_t CpuChunkSorter::capacity(std::size_t slots, std::uint64_t host_bytes) const {
+    return host_bytes / std::max<std::size_t>(slots, 1) / width_;
+}
+
+void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys) {
+    slots_.clear();
+    for (std::size_t s = 0; s < slots; ++s)
+        slots_.emplace_back(static_cast<std::size_t>(chunk_keys * width_));
+}
+
+template <class U>
+void CpuChunkSorter::sort_keys(std::span<U> keys, ChunkForm form) {
+    if (!input_is_normalized(form)) normalize_keys(keys, order_);
+    if (pool_)
+        ips4o::parallel::sort(keys.data(), keys.data() + keys.size(), std::less<>(), *pool_);
+    else
+        ips4o::sort(keys.data(), keys.data() + keys.size(), std::less<>());
+    if (output_is_raw(form)) denormalize_keys(keys, order_);
+}
+
+PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) {
+    PhaseTimes times;
+    std::span<std::byte> bytes(slots_.at(slot).data(), static_cast<std::size_t>(keys * width_));
+    {
+        ScopedPhase phase(times.read);
+        io.read(0, bytes);
+    }
+    {
+        std::lock_guard lock(sort_mutex_);
+        ScopedPhase phase(times.sort);
+        void* data = bytes.data();
+        const std::size_t n = static_cast<std::size_t>(keys);
+        // Isolated: a thread waiting in the (parallel) key mapping must not take up another chunk,
+        // whose sort would wait for the mutex this thread holds.
+        tbb::this_task_arena::isolate([&] {
+            switch (width_) {
+            case 1: sort_keys(std::span(static_cast<std::uint8_t*>(data), n), form); break;
+            case 2: sort_keys(std::span(static_cast<std::uint16_t*>(data), n), form); break;
+            case 4: sort_keys(std::span(static_cast<std::uint32_t*>(data), n), form); break;
+            default: sort_keys(std::span(static_cast<std::uint64_t*>(data), n), form); break;
+            }
+        });
+    }
+    ScopedPhase phase(times.write);
+    io.write(0, bytes);
+    return times;
+}
+
+}  // namespace gpusort

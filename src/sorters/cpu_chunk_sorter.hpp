@@ -1,0 +1,41 @@
+// CpuChunkSorter: sorts chunks in host memory with IPS4o (in-place parallel super scalar
+// samplesort) on a pool of threads created once. Reads and writes of different slots overlap;
+// the sorts themselves take turns, each using all threads.
+#pragma once
+
+#include "src/sorters/chunk_sorter.hpp"
+#include "io/host_buffer.hpp"
+#include "src/keys/key_normalization.hpp"
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ips4o {
+class StdThreadPool;
+}
+
+namespace gpusort {
+
+class CpuChunkSorter final : public ChunkSorter {
+public:
+    CpuChunkSorter(const KeyOrder& order, unsigned threads);
+    ~CpuChunkSorter() override;
+    std::string name() const override { return "cpu"; }
+    bool chunks_in_host_memory() const override { return true; }
+    std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
+    void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
+
+private:
+    template <class U>
+    void sort_keys(std::span<U> keys, ChunkForm form);
+
+    KeyOrder order_;
+    std::size_t width_;
+    std::unique_ptr<ips4o::StdThreadPool> pool_;  // null: sort on the calling thread
+    std::mutex sort_mutex_;
+    std::vector<io::HostBuffer> slots_;
+};
+
+}  // namespace gpusort
