@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The installed package, as a user meets it: `cmake --install` of this build into a fresh prefix,
+# then a separate project (consumer/) found through find_package(gpusort) is configured, built and
+# run; it sorts through the library and checks the results. Neither the library nor the program
+# may need Boost.Program_options (the command line's library), and the programs are installed.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
+set -euo pipefail
+build=$1 source=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work/data"
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+for program in gpusort-file gpusort-gen gpusort-check; do
+  test -x "$work/prefix/bin/$program" || { echo "install_test: bin/$program was not installed"; exit 1; }
+done
+cmake -S "$source/tests/install/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
+cmake --build "$work/build" > "$work/build.log"
+if ldd "$work/build/consumer" | grep -q program_options; then
+  echo "install_test: the consumer links Boost.Program_options:"; ldd "$work/build/consumer"; exit 1
+fi
+"$work/build/consumer" "$work/data"
