@@ -6,7 +6,6 @@
 # Further arguments go to ctest (e.g. -R StreamWriter). The GPU layer is not built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 case "${1:-}" in
   asan) sanitize="address,undefined"; dir=build-asan; select=(-LE long) ;;
   tsan) sanitize="thread"; dir=build-tsan; select=(-L threads -LE long) ;;
@@ -20,6 +19,6 @@ cmake --build "$dir" -j "$(nproc)"
 # program of ours uses, so that it is not taken for an expected failure (1 or 2).
 export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:exitcode=86"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
-export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1:exitcode=86"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=86"
 cd "$dir"
 ctest --output-on-failure -j "$(nproc)" "${select[@]}" "$@"
