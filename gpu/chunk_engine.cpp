@@ -7,7 +7,9 @@
 #include "gpu/device_sorter.hpp"
 #include "gpu/event.hpp"
 #include "gpu/gpu_error.hpp"
+#include "gpu/key_mapping.hpp"
 #include "gpu/pinned_buffer.hpp"
+#include "gpu/record_keys.hpp"
 #include "gpu/stream.hpp"
 
 #include <algorithm>
@@ -91,68 +93,62 @@ struct ChunkEngine::Slot {
     Event marks[4]{Event(true), Event(true), Event(true), Event(true)};
 };
 
-ChunkEngine::ChunkEngine(int device, std::size_t key_width, KeyMapping mapping)
-    : device_(device), key_width_(key_width), mapping_(mapping) {
-    if (key_width != 1 && key_width != 2 && key_width != 4 && key_width != 8)
-        throw GpuError(cudaErrorInvalidValue, "unsupported key width " + std::to_string(key_width));
-}
+ChunkEngine::ChunkEngine(int device, const KeyOrder& order)
+    : device_(device), key_width_(key_width(order.type)), order_(order) {}
 
-ChunkEngine::ChunkEngine(int device, const RecordKeyFormat& format)
-    : device_(device), record_mode_(true), format_(format) {
-    validate_record_key_format(format);
-}
+ChunkEngine::ChunkEngine(int device, const FixedKeySpec& spec) : device_(device), record_mode_(true), spec_(spec) {}
 
 ChunkEngine::~ChunkEngine() = default;
 
-std::size_t ChunkEngine::input_width() const { return record_mode_ ? format_.record_size : key_width_; }
+std::size_t ChunkEngine::input_width() const { return record_mode_ ? spec_.record_size : key_width_; }
 
 std::size_t ChunkEngine::output_width(bool restore) const {
     if (!record_mode_) return key_width_;
-    return restore ? format_.record_size : std::size_t{8} * format_.key_words() + format_.record_size;
+    return restore ? spec_.record_size : std::size_t{8} * spec_.key_words() + spec_.record_size;
 }
 
-std::size_t ChunkEngine::staging_bytes(std::uint64_t keys) const {
+std::size_t ChunkEngine::staging_bytes(std::uint64_t keys, std::size_t staging) const {
     const std::size_t widest = std::max(input_width(), output_width(false));
-    return std::min(ChunkEnginePolicy::kStagingBytes, std::max<std::size_t>(static_cast<std::size_t>(keys) * widest, 1));
+    return std::min(std::max(staging, widest), std::max<std::size_t>(static_cast<std::size_t>(keys) * widest, 1));
 }
 
-std::size_t ChunkEngine::slot_device_bytes(std::uint64_t keys) const {
+std::size_t ChunkEngine::slot_device_bytes(std::uint64_t keys, std::size_t staging) const {
     const std::size_t n = static_cast<std::size_t>(keys);
     if (record_mode_) {
         // Records, sort keys, index payload, the sorter's scratch, and one gathered output piece.
-        const std::size_t sorter = format_.key_words() == 1
+        const std::size_t sorter = spec_.key_words() == 1
                                        ? DeviceSorter<std::uint64_t, std::uint64_t>::device_bytes_needed(n)
                                        : DeviceSorter<Key128, std::uint64_t>::device_bytes_needed(n);
-        return n * format_.record_size + sorter + staging_bytes(keys);
+        return n * spec_.record_size + sorter + staging_bytes(keys, staging);
     }
     const std::size_t raw = key_width_ < 4 ? n * key_width_ : 0;
     if (sort_key_width(key_width_) == 4) return raw + n * 4 + DeviceSorter<std::uint32_t>::scratch_bytes(n);
     return raw + n * 8 + DeviceSorter<std::uint64_t>::scratch_bytes(n);
 }
 
-std::uint64_t ChunkEngine::capacity(std::size_t slots, std::size_t device_bytes) const {
+std::uint64_t ChunkEngine::capacity(std::size_t slots, std::size_t device_bytes, std::size_t staging) const {
     const std::size_t per_slot = device_bytes / std::max<std::size_t>(slots, 1);
     std::uint64_t lo = 0, hi = per_slot / input_width() + 1;  // slot_device_bytes(hi) > per_slot
     while (lo + 1 < hi) {
         const std::uint64_t mid = lo + (hi - lo) / 2;
-        (slot_device_bytes(mid) <= per_slot ? lo : hi) = mid;
+        (slot_device_bytes(mid, staging) <= per_slot ? lo : hi) = mid;
     }
     return lo;
 }
 
-void ChunkEngine::prepare(std::size_t slots, std::uint64_t chunk_keys) {
+void ChunkEngine::prepare(std::size_t slots, std::uint64_t chunk_keys, std::size_t staging_size) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     slots_.clear();
     chunk_keys_ = chunk_keys;
     const std::size_t n = static_cast<std::size_t>(chunk_keys);
-    const std::size_t staging = staging_bytes(chunk_keys);
+    const std::size_t staging = staging_bytes(chunk_keys, staging_size);
     for (std::size_t s = 0; s < slots; ++s) {
         auto slot = std::make_unique<Slot>();
         if (record_mode_) {
-            slot->raw = DeviceBuffer<std::byte>(n * format_.record_size);
+            slot->raw = DeviceBuffer<std::byte>(n * spec_.record_size);
             slot->index = DeviceBuffer<std::uint64_t>(n);
             slot->piece = DeviceBuffer<std::byte>(staging);
-            if (format_.key_words() == 1) {
+            if (spec_.key_words() == 1) {
                 slot->keys = DeviceBuffer<std::byte>(n * sizeof(std::uint64_t));
                 slot->sorter.emplace<DeviceSorter<std::uint64_t, std::uint64_t>>(n);
             } else {
@@ -191,13 +187,13 @@ ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, b
         times.read = copy_in(slot.staging, stream, n, key_width_, raw, io);
         slot.marks[1].record(stream);
 
-        // Keys that come in normalised are only widened: the identity mapping of unsigned keys.
-        map_to_sort_keys(raw, slot.keys.data(), n, key_width_, normalized ? KeyMapping{} : mapping_, stream);
+        // Keys that come in normalised are only widened.
+        map_to_sort_keys(raw, slot.keys.data(), n, order_, !normalized, stream);
         if (auto* s32 = std::get_if<DeviceSorter<std::uint32_t>>(&slot.sorter))
             s32->sort(reinterpret_cast<std::uint32_t*>(slot.keys.data()), n, stream);
         else
             std::get<DeviceSorter<std::uint64_t>>(slot.sorter).sort(reinterpret_cast<std::uint64_t*>(slot.keys.data()), n, stream);
-        map_from_sort_keys(slot.keys.data(), raw, n, key_width_, mapping_, restore, stream);
+        map_from_sort_keys(slot.keys.data(), raw, n, order_, restore, stream);
         slot.marks[2].record(stream);
 
         const std::size_t width = key_width_;
@@ -218,23 +214,23 @@ void ChunkEngine::sort_records(Slot& slot, std::size_t n, bool restore, const Ch
     std::uint64_t* index = slot.index.data();
 
     slot.marks[0].record(stream);
-    times.read = copy_in(slot.staging, stream, n, format_.record_size, slot.raw.data(), io);
+    times.read = copy_in(slot.staging, stream, n, spec_.record_size, slot.raw.data(), io);
     slot.marks[1].record(stream);
 
     // Sort (key, index) pairs stably. Keys of 3 or 4 words: least significant half first, then the
     // most significant half of each record in that order, carrying the permutation along (LSD).
-    const unsigned words = format_.key_words();
+    const unsigned words = spec_.key_words();
     if (words == 1) {
         auto* keys = reinterpret_cast<std::uint64_t*>(slot.keys.data());
-        extract_record_sort_keys(records, n, format_, nullptr, 0, true, keys, index, stream);
+        extract_record_sort_keys(records, n, spec_, nullptr, 0, true, keys, index, stream);
         std::get<DeviceSorter<std::uint64_t, std::uint64_t>>(slot.sorter).sort(keys, index, n, stream);
     } else {
         auto* keys = reinterpret_cast<Key128*>(slot.keys.data());
         auto& sorter = std::get<DeviceSorter<Key128, std::uint64_t>>(slot.sorter);
-        extract_record_sort_keys(records, n, format_, nullptr, words > 2 ? 2 : 0, false, keys, index, stream);
+        extract_record_sort_keys(records, n, spec_, nullptr, words > 2 ? 2 : 0, false, keys, index, stream);
         sorter.sort(keys, index, n, stream);
         if (words > 2) {
-            extract_record_sort_keys(records, n, format_, index, 0, false, keys, nullptr, stream);
+            extract_record_sort_keys(records, n, spec_, index, 0, false, keys, nullptr, stream);
             sorter.sort(keys, index, n, stream);
         }
     }
@@ -246,7 +242,7 @@ void ChunkEngine::sort_records(Slot& slot, std::size_t n, bool restore, const Ch
     times.write = copy_out(
         slot.staging, stream, n, output_width(restore),
         [&](std::size_t first, std::size_t count) {
-            gather_records(records, index + first, count, format_, !restore, piece, stream);
+            gather_records(records, index + first, count, spec_, !restore, piece, stream);
             return static_cast<const std::byte*>(piece);
         },
         slot.marks[3], io);

@@ -7,15 +7,15 @@
 // host threads, overlap: one is read and copied in while another is sorted, copied out and written.
 // All memory is allocated once, in prepare().
 //
-// Two modes. Plain: keys of 1, 2, 4 or 8 bytes, the whole element being the key. Record:
-// fixed-size records with a composite key (RecordKeyFormat); the chunk is sorted stably by the
-// records' normalised keys (record_keys.hpp): the key words of every record and its index are
+// Two modes. Plain: keys of 1, 2, 4 or 8 bytes (a KeyOrder), the whole element being the key.
+// Record: fixed-size records with a composite key (a FixedKeySpec); the chunk is sorted stably by
+// the records' normalised keys (record_keys.hpp): the key words of every record and its index are
 // sorted on the device, and records (or entries: key words followed by the record) are gathered
-// in that order, a staging piece at a time, on their way out.
+// in that order, a staging piece at a time, on their way out. Keys are normalised by the key rules
+// of src/keys/key_rules.hpp, as on the host.
 #pragma once
 
-#include "gpu/key_mapping.hpp"
-#include "gpu/record_keys.hpp"
+#include "src/keys/key_rules.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,8 @@ namespace gpusort::gpu {
 
 // Tuning of the chunk pipeline.
 struct ChunkEnginePolicy {
-    // Bytes of one pinned staging buffer (two per slot): the unit of reads, copies and writes.
+    // Bytes of one pinned staging buffer (two per slot): the unit of reads, copies and writes. The
+    // preferred size, which a caller with a small host budget may lower (a sort's plan does).
     static constexpr std::size_t kStagingBytes = std::size_t{64} << 20;
 };
 
@@ -49,12 +50,11 @@ struct ChunkTimes {
 
 class ChunkEngine {
 public:
-    // Plain mode: keys of `key_width` bytes (1, 2, 4 or 8) on `device`; allocates nothing yet.
-    ChunkEngine(int device, std::size_t key_width, KeyMapping mapping);
-    // Record mode: records of format.record_size bytes sorted by their normalised key; allocates
-    // nothing yet. Throws GpuError (cudaErrorInvalidValue) for an unusable format (see
-    // validate_record_key_format).
-    ChunkEngine(int device, const RecordKeyFormat& format);
+    // Plain mode: keys of order.type on `device`, sorted in `order`; allocates nothing yet.
+    ChunkEngine(int device, const KeyOrder& order);
+    // Record mode: records of spec.record_size bytes sorted by their normalised key; allocates
+    // nothing yet. `spec` comes from fixed_key_spec() (src/keys/record_layout.hpp).
+    ChunkEngine(int device, const FixedKeySpec& spec);
     ~ChunkEngine();
     ChunkEngine(const ChunkEngine&) = delete;
     ChunkEngine& operator=(const ChunkEngine&) = delete;
@@ -66,13 +66,17 @@ public:
     // Bytes of an element written out: the key width (plain); the record size when `restore`,
     // else the entry size 8 * key_words + record_size (record).
     std::size_t output_width(bool restore) const;
-    // Device memory one slot needs for chunks of up to `keys` keys (records).
-    std::size_t slot_device_bytes(std::uint64_t keys) const;
+    // Device memory one slot needs for chunks of up to `keys` keys (records), with staging
+    // buffers of `staging` bytes (record mode gathers an output piece of that size on the device).
+    std::size_t slot_device_bytes(std::uint64_t keys, std::size_t staging = ChunkEnginePolicy::kStagingBytes) const;
     // The largest chunk for which `slots` slots fit in `device_bytes`.
-    std::uint64_t capacity(std::size_t slots, std::size_t device_bytes) const;
+    std::uint64_t capacity(std::size_t slots, std::size_t device_bytes,
+                           std::size_t staging = ChunkEnginePolicy::kStagingBytes) const;
 
-    // Allocates `slots` slots for chunks of up to chunk_keys keys. Throws GpuError.
-    void prepare(std::size_t slots, std::uint64_t chunk_keys);
+    // Allocates `slots` slots for chunks of up to chunk_keys keys, with two pinned staging buffers
+    // of `staging` bytes each (less for a chunk smaller than that; at least one element). Throws
+    // GpuError.
+    void prepare(std::size_t slots, std::uint64_t chunk_keys, std::size_t staging = ChunkEnginePolicy::kStagingBytes);
     // Sorts a chunk of `keys` keys in `slot`. `normalized`: the keys come in already normalised
     // (of the raw width); `restore`: they go out in their raw form, else normalised. Blocks until
     // the last piece was written. Slots may be used from different threads at once; one chunk per
@@ -86,15 +90,16 @@ public:
 
 private:
     struct Slot;
-    // Bytes of each pinned staging buffer (and, in record mode, of the device piece buffer).
-    std::size_t staging_bytes(std::uint64_t keys) const;
+    // Bytes of each pinned staging buffer (and, in record mode, of the device piece buffer) for
+    // chunks of `keys` keys, given `staging` bytes.
+    std::size_t staging_bytes(std::uint64_t keys, std::size_t staging) const;
     void sort_records(Slot& slot, std::size_t n, bool restore, const ChunkCallbacks& io, ChunkTimes& times);
 
     int device_;
     std::size_t key_width_ = 0;
-    KeyMapping mapping_;
+    KeyOrder order_;
     bool record_mode_ = false;
-    RecordKeyFormat format_{};
+    FixedKeySpec spec_{};
     std::uint64_t chunk_keys_ = 0;
     std::vector<std::unique_ptr<Slot>> slots_;
 };

@@ -1,5 +1,6 @@
 // DeviceSorter: owns the scratch of a sort, checks the arguments and launches the sort's kernels
-// (kernels/sort_launch.cuh) with the default policies on the caller's stream.
+// (dispatch/sort_launch.cuh) with the tuned policies of its key and payload types
+// (dispatch/sort_policy.cuh) on the caller's stream.
 #include "gpu/device_sorter.hpp"
 
 #include <algorithm>
@@ -8,31 +9,28 @@
 
 #include "gpu/device.hpp"
 #include "gpu/gpu_error.hpp"
-#include "kernels/sort_launch.cuh"
-#include "kernels/sort_policy.cuh"
+#include "gpu/dispatch/sort_launch.cuh"
+#include "gpu/dispatch/sort_policy.cuh"
 
 namespace gpusort::gpu {
 
 namespace {
 
-template <class Key, class Payload>
-using DefaultTileSortPolicy = detail::TileSortPolicy<Key, Payload>;
-template <class Key, class Payload>
-using DefaultMergePolicy = detail::MergePolicy<Key, Payload>;
-
 // Room for one split per merge tile of the smallest merge tile any sort of the sorter uses.
 template <class Key, class Payload>
 std::size_t merge_split_count(std::size_t max_keys) {
-    const std::size_t smallest_tile = std::min<std::size_t>(DefaultMergePolicy<Key, NoPayload>::kTileSize,
-                                                            DefaultMergePolicy<Key, Payload>::kTileSize);
+    const std::size_t smallest_tile = std::min<std::size_t>(detail::TunedMergePolicy<Key, NoPayload>::kTileSize,
+                                                            detail::TunedMergePolicy<Key, Payload>::kTileSize);
     return detail::merge_split_count(max_keys, smallest_tile);
 }
 
 template <class Key, class Payload>
 void launch_sort(Key* keys, Payload* payload, Key* key_scratch, Payload* payload_scratch, std::int64_t* splits,
                  std::int64_t n, cudaStream_t stream) {
-    detail::launch_sort<Key, Payload, DefaultTileSortPolicy<Key, Payload>, DefaultMergePolicy<Key, Payload>>(
-        keys, payload, key_scratch, payload_scratch, splits, n, stream);
+    using TilePolicy = detail::TunedTileSortPolicy<Key, Payload>;
+    using MergePolicy = detail::TunedMergePolicy<Key, Payload>;
+    detail::launch_sort<Key, Payload, TilePolicy, MergePolicy>(keys, payload, key_scratch, payload_scratch, splits, n,
+                                                               stream);
 }
 
 void check_sort_arguments(std::size_t n, std::size_t max_keys, int sorter_device) {

@@ -20,16 +20,14 @@
 
 #include "gpu/device_buffer.hpp"
 #include "gpu/key128.hpp"
+#include "gpu/no_payload.hpp"
 
 namespace gpusort::gpu {
-
-// Payload type of a sort of keys alone.
-struct NoPayload {};
 
 template <class Key, class Payload = NoPayload>
 class DeviceSorter {
 public:
-    static constexpr bool kHasPayload = !std::is_same_v<Payload, NoPayload>;
+    static constexpr bool kHasPayload = kIsPayload<Payload>;
     // Bytes of the caller's own arrays per key (key plus payload).
     static constexpr std::size_t data_bytes_per_key = sizeof(Key) + (kHasPayload ? sizeof(Payload) : 0);
 

@@ -26,8 +26,8 @@ std::string hidden_name(const std::string& folder) {
     return name;
 }
 
-// Where `path` leads once the symbolic links at its end are followed (to a file that need not
-// exist yet): an OUTPUT that is a link has the file it points to replaced, the link stays.
+}  // namespace
+
 std::string follow_links(const std::string& path) {
     std::string current = path;
     std::vector<char> target(PATH_MAX);
@@ -41,6 +41,8 @@ std::string follow_links(const std::string& path) {
         current = link.front() == '/' || slash == std::string::npos ? link : current.substr(0, slash + 1) + link;
     }
 }
+
+namespace {
 
 mode_t final_mode(const std::string& path) {
     struct stat st {};

@@ -11,6 +11,10 @@
 
 namespace gpusort::io {
 
+// Where `path` leads once the symbolic links at its end are followed (to a file that need not
+// exist yet): an OUTPUT that is a link has the file it points to replaced, the link stays.
+std::string follow_links(const std::string& path);
+
 class AtomicOutputFile {
 public:
     // Creates the hidden file next to `path`, or next to the file it leads to when it is a symbolic

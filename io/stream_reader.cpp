@@ -264,8 +264,8 @@ std::string decode_failure(Compression compression, const std::exception& error,
 
 }  // namespace
 
-StreamReader::StreamReader(const std::string& path, Compression compression)
-    : name_(path), compression_(compression) {
+StreamReader::StreamReader(const std::string& path, Compression compression, StreamReaderQueue queue)
+    : name_(path), compression_(compression), queue_(queue) {
     if (path == "-") {
         fd_ = STDIN_FILENO;
     } else {
@@ -275,8 +275,8 @@ StreamReader::StreamReader(const std::string& path, Compression compression)
     start();
 }
 
-StreamReader::StreamReader(int fd, std::string name, Compression compression)
-    : fd_(fd), name_(std::move(name)), compression_(compression) {
+StreamReader::StreamReader(int fd, std::string name, Compression compression, StreamReaderQueue queue)
+    : fd_(fd), name_(std::move(name)), compression_(compression), queue_(queue) {
     start();
 }
 
@@ -353,9 +353,10 @@ void StreamReader::fill_blocks(Fill fill, Early early) {
         if (!block.data) return;
         bool end = false;
         try {
-            while (block.size < kBlockSize) {
+            while (block.size < queue_.block_bytes) {
                 if (early(block.size)) break;
-                const std::streamsize got = fill(reinterpret_cast<char*>(block.data.get() + block.size), kBlockSize - block.size);
+                const std::streamsize got =
+                    fill(reinterpret_cast<char*>(block.data.get() + block.size), queue_.block_bytes - block.size);
                 if (got < 0) {
                     end = true;
                     break;
@@ -389,7 +390,7 @@ void StreamReader::decode(Source& source, Decompressor& decompressor) {
 
 StreamReader::Block StreamReader::take_empty_block() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return stop_ || filled_.size() < kQueuedBlocks; });
+    changed_.wait(lock, [this] { return stop_ || filled_.size() < queue_.queued_blocks; });
     if (stop_) return {};
     Block block;
     if (!spare_.empty()) {
@@ -397,7 +398,7 @@ StreamReader::Block StreamReader::take_empty_block() {
         spare_.pop_back();
     }
     lock.unlock();
-    if (!block.data) block.data = std::make_unique_for_overwrite<std::byte[]>(kBlockSize);
+    if (!block.data) block.data = std::make_unique_for_overwrite<std::byte[]>(queue_.block_bytes);
     block.size = 0;
     return block;
 }
@@ -428,6 +429,7 @@ bool StreamReader::next_block() {
         changed_.notify_all();
         return true;
     }
+    std::vector<Block>().swap(spare_);  // the stream has ended (or failed): its blocks go back
     if (error_) std::rethrow_exception(error_);
     return false;
 }

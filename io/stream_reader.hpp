@@ -23,21 +23,24 @@
 
 namespace gpusort::io {
 
+// The reading thread's queue: blocks of decompressed data handed to read(). It holds the filled
+// blocks waiting, one being filled and the one read() takes bytes from; all are freed once the
+// stream has ended. The defaults are what a sort plans with when its budget allows.
+struct StreamReaderQueue {
+    std::size_t block_bytes = std::size_t{8} << 20;  // bytes per block
+    std::size_t queued_blocks = 4;                   // filled blocks that may wait for read(), at most
+};
+
 class StreamReader {
 public:
-    // Bytes of decompressed data per block handed from the reading thread to read(), and how
-    // many filled blocks may wait for read() at most.
-    static constexpr std::size_t kBlockSize = std::size_t{8} << 20;
-    static constexpr std::size_t kQueuedBlocks = 4;
-
     // Opens path (O_RDONLY | O_CLOEXEC); "-" reads stdin (descriptor 0, left open).
-    StreamReader(const std::string& path, Compression compression);
+    StreamReader(const std::string& path, Compression compression, StreamReaderQueue queue = {});
     // Reads the open descriptor fd, which stays the caller's (it is not closed), with read(2)
     // from its current offset on: a caller re-reading a file it wrote seeks it to 0 first. The
     // reading thread reads ahead, so the descriptor's offset may end up anywhere up to the end of
     // the file, whatever read() has delivered; the caller must not use the descriptor (or another
     // sharing its offset) while the StreamReader exists. name is the file's name for messages.
-    StreamReader(int fd, std::string name, Compression compression);
+    StreamReader(int fd, std::string name, Compression compression, StreamReaderQueue queue = {});
     StreamReader(const StreamReader&) = delete;
     StreamReader& operator=(const StreamReader&) = delete;
     // Stops the reading thread (within about 0.1 s, even when it waits on a pipe that never ends
@@ -80,6 +83,7 @@ private:
     int fd_ = -1;
     std::string name_;
     Compression compression_;
+    StreamReaderQueue queue_;
 
     std::mutex mutex_;
     std::condition_variable changed_;

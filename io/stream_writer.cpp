@@ -21,6 +21,7 @@
 #include <csignal>
 #include <ctime>
 #include <fcntl.h>
+#include <limits>
 #include <new>
 #include <poll.h>
 #include <pthread.h>
@@ -218,8 +219,33 @@ std::size_t StreamWriter::default_block_size(Compression compression, int level)
     return 0;
 }
 
+std::size_t StreamWriter::encoder_bytes(Compression compression, int level) {
+    constexpr std::size_t KiB = std::size_t{1} << 10, MiB = std::size_t{1} << 20;
+    const int resolved = level < 0 ? default_level(compression) : level;
+    std::size_t encoder = 0;
+    switch (compression) {
+    case Compression::none: return 0;
+    case Compression::gzip: encoder = 256 * KiB; break;
+    case Compression::bzip2: encoder = 400 * KiB + 8 * static_cast<std::size_t>(std::clamp(resolved, 1, 9)) * 100 * 1000; break;
+    case Compression::xz: encoder = kXzEncoderMiB[std::clamp(resolved, 0, 9)] * MiB; break;
+    case Compression::zstd: {
+        // zstd's window for large inputs: 2^19 at level 1, 2^21 from level 3, 2^22 from 7, 2^23 from 17.
+        const int window_log = resolved <= 1 ? 19 : resolved == 2 ? 20 : resolved < 7 ? 21 : resolved < 17 ? 22 : 23;
+        encoder = 3 * (std::size_t{1} << window_log);
+        break;
+    }
+    }
+    return encoder + static_cast<std::size_t>(kCompressorBuffer);
+}
+
+unsigned StreamWriter::max_compressing_threads(Compression compression, int level) {
+    if (compression != Compression::xz) return std::numeric_limits<unsigned>::max();
+    const int preset = std::clamp(level < 0 ? default_level(compression) : level, 0, 9);
+    return static_cast<unsigned>(std::max<std::size_t>(1, kXzEncoderBudgetMiB / kXzEncoderMiB[preset]));
+}
+
 StreamWriter::StreamWriter(int fd, std::string name, Compression compression, unsigned threads, int level,
-                           std::size_t block_size)
+                           std::size_t block_size, std::size_t blocks_in_flight)
     : fd_(fd), name_(std::move(name)), compression_(compression),
       level_(level < 0 ? default_level(compression) : level),
       block_size_(compression == Compression::none ? 0
@@ -233,11 +259,8 @@ StreamWriter::StreamWriter(int fd, std::string name, Compression compression, un
     if (S_ISFIFO(st.st_mode)) ::fcntl(fd_, F_SETPIPE_SZ, kPipeBuffer);
     if (compression_ == Compression::none) return;
 
-    std::size_t workers = std::max(1u, threads);
-    if (compression_ == Compression::xz) {
-        workers = std::min(workers, std::max<std::size_t>(1, kXzEncoderBudgetMiB / kXzEncoderMiB[level_]));
-    }
-    max_in_flight_ = 2 * workers;
+    const std::size_t workers = std::min(std::max(1u, threads), max_compressing_threads(compression_, level_));
+    max_in_flight_ = blocks_in_flight > 0 ? blocks_in_flight : 2 * workers;
     pending_.reserve(block_size_);
     try {
         output_thread_ = std::thread([this] { output_loop(); });
@@ -344,6 +367,9 @@ void StreamWriter::finish() {
     job_done_.notify_all();
     if (output_thread_.joinable()) output_thread_.join();  // it ends once everything is written
     stop_threads();
+    // The blocks go back once all is written.
+    std::vector<std::vector<std::byte>>().swap(spare_inputs_);
+    std::vector<std::byte>().swap(pending_);
     rethrow_error();
 }
 

@@ -30,23 +30,24 @@ class StreamWriter {
 public:
     // Writes to fd, which stays the caller's (it is not closed), at its current offset with
     // write(2); name is the file's name for messages. threads: compressing threads (0 counts as
-    // 1; for xz fewer when their encoders would need more than 1 GiB together, see
-    // compressing_threads()); unused without compression. level: -1 for the format's default
-    // (gzip 6, bzip2 9, xz 6, zstd 3), else gzip 0-9, bzip2 1-9, xz 0-9, zstd 1-19 (others throw
-    // std::invalid_argument). block_size: uncompressed bytes per independently compressed block,
-    // 0 for the format's default (default_block_size()); a smaller one serves tests.
+    // 1; at most max_compressing_threads()); unused without compression. level: -1 for the
+    // format's default (gzip 6, bzip2 9, xz 6, zstd 3), else gzip 0-9, bzip2 1-9, xz 0-9, zstd 1-19
+    // (others throw std::invalid_argument). block_size: uncompressed bytes per independently compressed block,
+    // 0 for the format's default (default_block_size()). blocks_in_flight: blocks compressed or
+    // written at once (each with its compressed output; one more is filled), 0 for two per
+    // compressing thread.
     // SIGPIPE and SIGXFSZ are blocked while this writer writes, so that a closed pipe and the file
     // size limit come out as IoErrors (EPIPE, EFBIG) rather than ending the process.
     StreamWriter(int fd, std::string name, Compression compression, unsigned threads, int level = -1,
-                 std::size_t block_size = 0);
+                 std::size_t block_size = 0, std::size_t blocks_in_flight = 0);
     StreamWriter(const StreamWriter&) = delete;
     StreamWriter& operator=(const StreamWriter&) = delete;
     // Without finish(): stops the threads (the rest of the data is dropped) and waits for them;
     // never throws. Waiting on a pipe that nobody reads ends within about 0.1 s.
     ~StreamWriter();
 
-    // Appends data. Uncompressed, it is written at once. Compressed, it waits while about
-    // 2 x compressing_threads() blocks are in flight. Throws IoError naming the file for a failure
+    // Appends data. Uncompressed, it is written at once. Compressed, it waits while
+    // blocks_in_flight blocks are. Throws IoError naming the file for a failure
     // of an earlier block's compression or writing.
     void write(std::span<const std::byte> data);
     // Compresses and writes the rest (an empty stream still gets one empty member or frame) and
@@ -71,6 +72,13 @@ public:
     // gzip and bzip2 4 MiB, zstd 8 MiB, xz twice its dictionary at that level and at least 8 MiB
     // (16 MiB at level 6); none: 0 (nothing is cut).
     static std::size_t default_block_size(Compression compression, int level);
+    // The most compressing threads worth starting: xz's encoders (up to 674 MiB each) together
+    // within 1 GiB; unbounded for the other formats.
+    static unsigned max_compressing_threads(Compression compression, int level);
+    // Memory one compressing thread's encoder takes besides the blocks, with Boost's buffer: xz(1)'s
+    // figure for the level, bzip2's 400 KiB + 8 times its block, zlib's 256 KiB, about three
+    // windows of zstd's for the level (an estimate); 0 without compression.
+    static std::size_t encoder_bytes(Compression compression, int level);
 
 private:
     struct Job {

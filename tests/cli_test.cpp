@@ -250,6 +250,44 @@ TEST(Tools, CheckUnderstandsGensortAndKeySpecs) {
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--key", "12:u32", "--record-size", "13", dir / "recs"}).status(), 2);
 }
 
+// gpusort-check takes the key options of gpusort-file with the same rules (one parser): the
+// record size is inferred from the --key fields, or from --type, when --record-size is not given.
+TEST(Tools, CheckInfersTheRecordSizeLikeTheSorter) {
+    ScratchDir dir;
+    auto joined = [](std::vector<std::string> first, const std::vector<std::string>& then) {
+        first.insert(first.end(), then.begin(), then.end());
+        return first;
+    };
+    // 6-byte records keyed by a big-endian u32 at offset 2, then a descending i8 at offset 0.
+    std::string records(6 * 5000, '\0');
+    std::mt19937 rng(8);
+    for (auto& c : records) c = static_cast<char>(rng() % 4);
+    write_text(dir / "in", records);
+    const std::vector<std::string> key = {"--key", "2:u32:be", "--key", "0:i8:desc"};
+    Result sorted = sort_cli(joined(key, {"--backend", "cpu", dir / "in", dir / "out"}), dir);
+    ASSERT_EQ(sorted.status(), 0) << sorted.err;
+    Result ok = run(GPUSORT_CHECK_BIN, joined(key, {"--input", dir / "in", dir / "out"}));
+    EXPECT_EQ(ok.status(), 0) << ok.out << ok.err;
+    EXPECT_EQ(ok.out, "ok: 5000 records in order, same records as the input\n");
+    Result disorder = run(GPUSORT_CHECK_BIN, joined(key, {dir / "in"}));
+    EXPECT_EQ(disorder.status(), 1) << disorder.out << disorder.err;
+    // A file that is not a whole number of the inferred records is refused, as the sorter refuses it.
+    write_text(dir / "odd", records.substr(0, 6 * 100 + 3));
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, joined(key, {dir / "odd"})).status(), 2);
+    EXPECT_NE(sort_cli(joined(key, {"--backend", "cpu", dir / "odd", dir / "out2"}), dir).status(), 0);
+    // The same messages for the same mistakes.
+    for (const std::vector<std::string>& bad : {std::vector<std::string>{"--type", "u32", "--key", "0:u32"},
+                                               std::vector<std::string>{"--format", "csv"},
+                                               std::vector<std::string>{"--record-size", "2", "--type", "u32"}}) {
+        Result by_check = run(GPUSORT_CHECK_BIN, joined(bad, {dir / "in"}));
+        Result by_sorter = sort_cli(joined(bad, {dir / "in", dir / "out3"}), dir);
+        EXPECT_EQ(by_check.status(), 2);
+        EXPECT_EQ(by_sorter.status(), 2);
+        EXPECT_EQ(by_check.err.substr(by_check.err.find(':')), by_sorter.err.substr(by_sorter.err.find(':')))
+            << by_check.err;
+    }
+}
+
 // Records of the largest size (1 MiB): gpusort-check reads them a few at a time (it once asked
 // for a million records' worth of memory at once, a TiB, and failed with std::bad_alloc).
 TEST(Tools, CheckReadsTheLargestRecords) {

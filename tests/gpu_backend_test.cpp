@@ -1,6 +1,7 @@
 // The GPU backend through the library API: byte-identical to the CPU backend and to an
 // independent std::sort, for all ten key types, one-chunk sorts and sorts of dozens of chunks
 // under a tiny device budget; records with key specs against the stable reference. Skips when no GPU can be used; checks the refusal message then.
+#include "generated_keys.hpp"
 #include "record_sort_cases.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
@@ -71,13 +72,11 @@ TYPED_TEST_SUITE(GpuBackendTest, AllKeyTypes);
 TYPED_TEST(GpuBackendTest, OneChunkEverySizeClassAndDistribution) {
     SKIP_WITHOUT_GPU();
     using T = typename TypeParam::type;
-    std::vector<Dist> dists = {Dist::uniform, Dist::sorted, Dist::reversed, Dist::equal, Dist::few_distinct};
-    if (std::is_floating_point_v<T>) dists.push_back(Dist::specials);
     for (std::size_t n : {0u, 1u, 2u, 3u, 1023u, 1024u, 1025u, 4097u, 65535u, 65536u, 65537u, 1000003u})
-        for (Dist dist : dists)
+        for (const KeyData& data : key_data_for<T>())
             for (bool descending : {false, true})
-                expect_gpu_matches(make_keys<T>(n, dist, n), TypeParam::key, descending, std::nullopt,
-                                   std::to_string(n) + " " + dist_name(dist) + (descending ? " desc" : ""));
+                expect_gpu_matches(make_keys<T>(n, data, n), TypeParam::key, descending, std::nullopt,
+                                   std::to_string(n) + " " + key_data_name(data) + (descending ? " desc" : ""));
 }
 
 TYPED_TEST(GpuBackendTest, DozensOfChunksUnderATinyDeviceBudget) {
@@ -85,14 +84,14 @@ TYPED_TEST(GpuBackendTest, DozensOfChunksUnderATinyDeviceBudget) {
     using T = typename TypeParam::type;
     const std::size_t n = 2'000'003;
     for (bool descending : {false, true})
-        expect_gpu_matches(make_keys<T>(n, std::is_floating_point_v<T> ? Dist::specials : Dist::uniform, 7),
+        expect_gpu_matches(make_keys<T>(n, mixed_key_data<T>(), 7),
                            TypeParam::key, descending, std::uint64_t{1} << 20, "tiny device budget", 24);
 }
 
 TEST(GpuBackend, ManyChunksWithSmallPiecesAndSkewedRuns) {
     SKIP_WITHOUT_GPU();
     // Reversed input: every run lies wholly below the one before it.
-    expect_gpu_matches(make_keys<std::uint64_t>(3'000'001, Dist::reversed, 3), KeyType::u64, false,
+    expect_gpu_matches(make_keys<std::uint64_t>(3'000'001, {gen::Distribution::reversed}, 3), KeyType::u64, false,
                        std::uint64_t{2} << 20, "reversed, many runs", 24);
 }
 
@@ -102,7 +101,7 @@ TEST(GpuBackend, RefusedClearlyWhenNoGpuCanBeUsed) {
     EXPECT_TRUE(why.find("no usable GPU") != std::string::npos || why.find("without CUDA") != std::string::npos) << why;
     // auto falls back to the CPU.
     ScratchDir dir;
-    write_keys(dir / "in", make_keys<std::uint32_t>(1000, Dist::uniform, 1));
+    write_keys(dir / "in", make_keys<std::uint32_t>(1000, {}, 1));
     SortOptions options;
     options.input = dir / "in";
     options.output = dir / "out";
@@ -117,7 +116,7 @@ TEST(GpuBackend, DeviceOutOfMemoryIsAOneLineError) {
     options.backend = Backend::gpu;
     auto sorter = make_chunk_sorter(options, nullptr, 1);
     try {
-        sorter->prepare(1, std::uint64_t{1} << 40);  // 8 TiB of keys: more than any device has
+        sorter->prepare(1, std::uint64_t{1} << 40, {});  // 8 TiB of keys: more than any device has
         FAIL() << "no error";
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();

@@ -8,6 +8,7 @@
 #include "cli_run.hpp"
 #include "scratch_dir.hpp"
 #include "src/sorters/make_chunk_sorter.hpp"
+#include "tools/gen/data_generator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -134,9 +135,7 @@ void sweep(const Scenario& scenario, const std::string& input_bytes, const std::
 }
 
 std::string random_u64_bytes(std::size_t count, std::uint64_t seed, std::string& sorted) {
-    std::vector<std::uint64_t> keys(count);
-    std::mt19937_64 random(seed);
-    for (auto& k : keys) k = random();
+    std::vector<std::uint64_t> keys = gen::generate_keys<std::uint64_t>(KeyType::u64, gen::Distribution::uniform, count, seed);
     std::string bytes(reinterpret_cast<const char*>(keys.data()), count * 8);
     std::sort(keys.begin(), keys.end());
     sorted.assign(reinterpret_cast<const char*>(keys.data()), count * 8);

@@ -1,6 +1,6 @@
 // Test references written independently of the code under test: the C++ type of each key
-// type, an IEEE 754 totalOrder comparison built from std::signbit/std::isnan, and random data
-// in the distributions the tests use.
+// type, an IEEE 754 totalOrder comparison built from std::signbit/std::isnan, the special values
+// of each type. (The tests' random keys come from the data generator: generated_keys.hpp.)
 #pragma once
 
 #include "gpusort/key_type.hpp"
@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -85,13 +84,6 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
 }
 
 template <class T>
-T from_bits(std::uint64_t bits) {
-    T value;
-    std::memcpy(&value, &bits, sizeof(T));  // little-endian: the low bytes
-    return value;
-}
-
-template <class T>
 std::vector<T> special_values() {
     std::vector<T> values = {std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max(), T(0), T(1)};
     if constexpr (std::is_signed_v<T>) values.push_back(T(-1));
@@ -111,43 +103,6 @@ std::vector<T> special_values() {
         values.push_back(-other);
     }
     return values;
-}
-
-enum class Dist { uniform, sorted, reversed, equal, few_distinct, specials };
-inline const char* dist_name(Dist d) {
-    switch (d) {
-    case Dist::uniform: return "uniform";
-    case Dist::sorted: return "sorted";
-    case Dist::reversed: return "reversed";
-    case Dist::equal: return "equal";
-    case Dist::few_distinct: return "few_distinct";
-    case Dist::specials: return "specials";
-    }
-    return "?";
-}
-
-// `count` keys: uniform random bit patterns (NaNs included for floats), then shaped.
-template <class T>
-std::vector<T> make_keys(std::size_t count, Dist dist, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::vector<T> keys(count);
-    for (auto& key : keys) key = from_bits<T>(rng());
-    switch (dist) {
-    case Dist::uniform: break;
-    case Dist::sorted: keys = reference_sort(keys, false); break;
-    case Dist::reversed: keys = reference_sort(keys, true); break;
-    case Dist::equal: std::fill(keys.begin(), keys.end(), from_bits<T>(0x1234567890abcdefULL)); break;
-    case Dist::few_distinct:
-        for (auto& key : keys) key = from_bits<T>(0x0101010101010101ULL * (rng() % 3 + 1));
-        break;
-    case Dist::specials: {
-        const auto specials = special_values<T>();
-        for (auto& key : keys)
-            if (rng() % 2) key = specials[rng() % specials.size()];
-        break;
-    }
-    }
-    return keys;
 }
 
 }  // namespace gpusort::testing

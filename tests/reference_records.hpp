@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace gpusort::testing {
@@ -108,6 +109,16 @@ inline std::vector<std::byte> make_records(std::size_t n, const KeySpec& spec, s
         }
     }
     return data;
+}
+
+// The spec in words for failure messages, e.g. "24-byte records, key 4:u32 20:u16:be:desc".
+inline std::string describe(const KeySpec& spec) {
+    std::string text = std::to_string(spec.record_size) + "-byte records, key";
+    for (const auto& f : spec.fields)
+        text += " " + std::to_string(f.offset) + ":" +
+                (f.is_bytes ? "bytes:" + std::to_string(f.length) : std::string(key_type_name(f.type))) +
+                (f.big_endian ? ":be" : "") + (f.descending ? ":desc" : "");
+    return text;
 }
 
 }  // namespace gpusort::testing

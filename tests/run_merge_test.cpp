@@ -23,7 +23,7 @@ namespace {
 
 SortPlan small_plan(unsigned tasks, std::size_t fan_in) {
     SortPlan plan;
-    plan.record_size = 8;
+    plan.entry_bytes = 8;
     plan.threads = tasks;
     plan.merge_tasks = tasks;
     plan.merge_memory = std::uint64_t{tasks} * (fan_in + 1) * kMinMergeBuffer;
@@ -154,9 +154,8 @@ namespace {
 class PieceSorter final : public ChunkSorter {
 public:
     std::string name() const override { return "pieces"; }
-    bool chunks_in_host_memory() const override { return true; }
-    std::uint64_t capacity(std::size_t, std::uint64_t) const override { return 1000; }
-    void prepare(std::size_t, std::uint64_t) override {}
+    std::uint64_t capacity(std::size_t, const ChunkMemory&) const override { return 1000; }
+    void prepare(std::size_t, std::uint64_t, const ChunkMemory&) override {}
     PhaseTimes sort_chunk(std::size_t, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override {
         EXPECT_EQ(form, ChunkForm::normalized_to_raw);
         EXPECT_LE(keys, 1000u);

@@ -1,6 +1,7 @@
 // sort_file end to end through the library API, typed over all ten key types: every size class,
 // distribution and direction, sorted in memory, as many runs, and with several merge passes,
 // each compared byte for byte with std::sort under an independent reference order.
+#include "generated_keys.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
 #include "io/file.hpp"
@@ -60,21 +61,14 @@ template <class Traits>
 class SortFileTest : public ::testing::Test {};
 TYPED_TEST_SUITE(SortFileTest, AllKeyTypes);
 
-template <class T>
-std::vector<Dist> dists_for() {
-    std::vector<Dist> dists = {Dist::uniform, Dist::sorted, Dist::reversed, Dist::equal, Dist::few_distinct};
-    if (std::is_floating_point_v<T>) dists.push_back(Dist::specials);
-    return dists;
-}
-
 TYPED_TEST(SortFileTest, SmallSizesInMemory) {
     using T = typename TypeParam::type;
     for (std::size_t n : {0u, 1u, 2u, 3u, 7u, 1001u, 65537u})
-        for (Dist dist : dists_for<T>())
+        for (const KeyData& data : key_data_for<T>())
             for (bool descending : {false, true}) {
-                SortReport report = sort_and_compare(make_keys<T>(n, dist, n + 1), TypeParam::key, descending,
+                SortReport report = sort_and_compare(make_keys<T>(n, data, n + 1), TypeParam::key, descending,
                                                      Budget::in_memory,
-                                                     std::to_string(n) + " " + dist_name(dist) + (descending ? " desc" : ""));
+                                                     std::to_string(n) + " " + key_data_name(data) + (descending ? " desc" : ""));
                 EXPECT_EQ(report.merge_passes, 0u);
             }
 }
@@ -84,12 +78,12 @@ TYPED_TEST(SortFileTest, ManyRunsAndManyPasses) {
     // Six and a bit runs: the last one short and odd-sized.
     const std::size_t n = 6 * min_budget_run_keys<T>() + 17;
     for (Budget budget : {Budget::many_runs, Budget::many_passes})
-        for (Dist dist : dists_for<T>())
+        for (const KeyData& data : key_data_for<T>())
             for (bool descending : {false, true}) {
                 // One thread: the 1 MiB budget then merges all seven runs at once.
                 const unsigned threads = budget == Budget::many_runs ? 1 : 2;
-                SortReport report = sort_and_compare(make_keys<T>(n, dist, 99), TypeParam::key, descending, budget,
-                                                     std::string(budget_name(budget)) + " " + dist_name(dist) +
+                SortReport report = sort_and_compare(make_keys<T>(n, data, 99), TypeParam::key, descending, budget,
+                                                     std::string(budget_name(budget)) + " " + key_data_name(data) +
                                                          (descending ? " desc" : ""),
                                                      threads);
                 EXPECT_EQ(report.runs, 7u);
@@ -100,16 +94,16 @@ TYPED_TEST(SortFileTest, ManyRunsAndManyPasses) {
 TYPED_TEST(SortFileTest, SeveralMillionKeys) {
     using T = typename TypeParam::type;
     const std::size_t n = 3'000'001;
-    sort_and_compare(make_keys<T>(n, std::is_floating_point_v<T> ? Dist::specials : Dist::uniform, 5), TypeParam::key,
+    sort_and_compare(make_keys<T>(n, mixed_key_data<T>(), 5), TypeParam::key,
                      false, Budget::many_runs, "several million, many runs");
-    sort_and_compare(make_keys<T>(n, Dist::uniform, 6), TypeParam::key, true, Budget::in_memory,
+    sort_and_compare(make_keys<T>(n, {}, 6), TypeParam::key, true, Budget::in_memory,
                      "several million, in memory, one thread", 1);
 }
 
 TEST(SortFile, BoundariesOfTheRunSize) {
     const std::size_t run = min_budget_run_keys<std::uint32_t>();
     for (std::size_t n : {2 * run - 1, 2 * run, 2 * run + 1, 3 * run})
-        sort_and_compare(make_keys<std::uint32_t>(n, Dist::uniform, n), KeyType::u32, false, Budget::many_runs,
+        sort_and_compare(make_keys<std::uint32_t>(n, {}, n), KeyType::u32, false, Budget::many_runs,
                          "run boundary " + std::to_string(n));
 }
 
@@ -117,7 +111,7 @@ TEST(SortFile, StreamOfExactlyTwoChunks) {
     // A stream that fills both chunk buffers cannot be known to end there: it becomes two runs, and
     // they are merged. (The merge was once planned as a one-chunk sort, without fan-in, and looped.)
     ScratchDir dir, tmp;
-    const auto keys = make_keys<std::uint64_t>(2000, Dist::uniform, 4);
+    const auto keys = make_keys<std::uint64_t>(2000, {}, 4);
     {
         const std::string path = dir / "in.zst";
         io::File file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), path);
@@ -141,7 +135,7 @@ TEST(SortFile, StreamOfExactlyTwoChunks) {
 
 TEST(SortFile, InPlaceWhenOutputIsInput) {
     ScratchDir dir;
-    const auto keys = make_keys<std::int64_t>(500'000, Dist::uniform, 3);
+    const auto keys = make_keys<std::int64_t>(500'000, {}, 3);
     write_keys(dir / "data", keys);
     SortOptions options;
     options.input = dir / "data";

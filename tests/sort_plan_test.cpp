@@ -1,64 +1,278 @@
-// plan_sort: sizes follow the budgets and stay inside them.
+// plan_sort: every size follows the budgets, the input and the sorter's capacity, and the host
+// memory of every planned buffer together stays within the budget.
 #include "gpusort/sort_plan.hpp"
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 using namespace gpusort;
 
 namespace {
-// The CPU sorter's capacities: the chunk memory, whole or halved.
-SortPlan plan_cpu(std::uint64_t records, std::size_t record_size, Budgets budgets) {
-    const std::uint64_t memory = chunk_memory(budgets.memory_bytes);
-    return plan_sort(records, record_size, budgets, {memory / record_size, memory / 2 / record_size});
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+// A CPU sorter's capacity: its host memory split among the slots, `bytes_per_record` each.
+ChunkCapacity cpu_capacity(std::size_t bytes_per_record) {
+    return {[bytes_per_record](std::size_t slots, const ChunkMemory& memory) {
+                return memory.host_bytes / slots / bytes_per_record;
+            },
+            std::nullopt};
 }
+
+// A GPU sorter's capacity: its device memory split among the slots, 3 bytes per byte of record.
+ChunkCapacity gpu_capacity(std::uint64_t free_bytes, std::size_t record_size) {
+    return {[record_size](std::size_t slots, const ChunkMemory& memory) {
+                return memory.device_bytes / slots / (3 * record_size);
+            },
+            DeviceCapacity{"test GPU", free_bytes, 64 * kMiB}};
+}
+
+PlanInput file_of(std::uint64_t records, std::size_t record_size = 8) {
+    PlanInput input;
+    input.records = records;
+    input.record_size = record_size;
+    input.entry_bytes = record_size;
+    input.output_name = "out";
+    input.output_folder = "/data";
+    input.tmp_dir = "/tmp";
+    return input;
+}
+
+PlanInput stream_of(std::size_t record_size = 8) {
+    PlanInput input = file_of(0, record_size);
+    input.records.reset();
+    input.input_streamed = true;
+    input.output_streamed = true;
+    input.output_folder.clear();
+    return input;
+}
+
+SortPlan plan_cpu(std::uint64_t records, std::size_t record_size, Budgets budgets) {
+    return plan_sort(file_of(records, record_size), budgets, cpu_capacity(record_size));
+}
+
+Budgets budgets(std::uint64_t memory, unsigned threads) {
+    Budgets b;
+    b.memory_bytes = memory;
+    b.threads = threads;
+    return b;
+}
+
 }  // namespace
 
 TEST(SortPlan, FitsInMemoryMeansOneRun) {
-    SortPlan plan = plan_cpu(1000, 8, Budgets{64 << 20, 4});
+    SortPlan plan = plan_cpu(1000, 8, budgets(64 << 20, 4));
     EXPECT_TRUE(plan.in_memory);
     EXPECT_EQ(plan.run_records, 1000u);
+    EXPECT_EQ(plan.runs, 1u);
+    EXPECT_EQ(plan.merge_passes, 0u);
 }
 
 TEST(SortPlan, LargeInputIsCutIntoRunsThatFitTwiceInTheBudget) {
     const std::uint64_t budget = 64 << 20;
-    SortPlan plan = plan_cpu(100'000'000, 8, Budgets{budget, 4});
+    SortPlan plan = plan_cpu(100'000'000, 8, budgets(budget, 4));
     EXPECT_FALSE(plan.in_memory);
     EXPECT_GT(plan.run_records, 0u);
     EXPECT_LE(2 * plan.run_records * 8, budget);
+    EXPECT_EQ(plan.runs, (plan.records + plan.run_records - 1) / plan.run_records);
     EXPECT_GE(plan.fan_in, 2u);
     EXPECT_GE(plan.sample_stride, 1024u);
     // Every concurrent merge task with a full fan-in stays within the merge memory.
     EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1) * plan.merge_buffer_bytes(plan.fan_in), plan.merge_memory);
     EXPECT_LE(plan.merge_memory, budget);
     EXPECT_GE(plan.merge_slices(plan.records), plan.merge_tasks);
+    EXPECT_EQ(plan.merge_passes, 1u);
 }
 
 TEST(SortPlan, SamplesStayWithinAThirtySecondOfTheBudget) {
     const std::uint64_t budget = 16 << 20;
-    SortPlan plan = plan_cpu(std::uint64_t{1} << 36, 8, Budgets{budget, 2});  // 512 GiB of keys
+    SortPlan plan = plan_cpu(std::uint64_t{1} << 36, 8, budgets(budget, 2));  // 512 GiB of keys
     EXPECT_LE((plan.records / plan.sample_stride + 1) * 8, budget / 32);
+    EXPECT_EQ(plan.sample_memory, (plan.records / plan.sample_stride + 1) * 8);
 }
 
 TEST(SortPlan, TinyBudgetsStillMergeOrAreRefused) {
-    SortPlan plan = plan_cpu(10'000'000, 8, Budgets{kMinMemoryBudget, 16});
+    SortPlan plan = plan_cpu(10'000'000, 8, budgets(kMinMemoryBudget, 16));
     EXPECT_GE(plan.fan_in, 2u);
     EXPECT_GE(plan.merge_tasks, 1u);
     EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1) * kMinMergeBuffer, plan.merge_memory);
-    EXPECT_THROW(plan_cpu(1000, 8, Budgets{kMinMemoryBudget - 1, 1}), std::invalid_argument);
+    EXPECT_THROW(plan_cpu(1000, 8, budgets(kMinMemoryBudget - 1, 1)), std::invalid_argument);
 }
 
 TEST(SortPlan, RunsFollowTheSortersCapacity) {
     // A device budget far smaller than the host budget: the chunk is the device's, not the host's.
-    SortPlan plan = plan_sort(10'000'000, 8, Budgets{std::uint64_t{1} << 30, 4}, {1'000'000, 400'000});
+    const ChunkCapacity device{[](std::size_t slots, const ChunkMemory&) -> std::uint64_t {
+                                   return slots == 1 ? 1'000'000 : 400'000;
+                               },
+                               DeviceCapacity{"test GPU", 8 * kGiB, 64 * kMiB}};
+    SortPlan plan = plan_sort(file_of(10'000'000), budgets(kGiB, 4), device);
     EXPECT_FALSE(plan.in_memory);
     EXPECT_EQ(plan.run_records, 400'000u);
-    SortPlan fits = plan_sort(900'000, 8, Budgets{std::uint64_t{1} << 30, 4}, {1'000'000, 400'000});
+    EXPECT_EQ(plan.runs, 25u);
+    SortPlan fits = plan_sort(file_of(900'000), budgets(kGiB, 4), device);
     EXPECT_TRUE(fits.in_memory);
-    EXPECT_THROW(plan_sort(10'000'000, 8, Budgets{std::uint64_t{1} << 30, 4}, {0, 0}), std::invalid_argument);
+    const ChunkCapacity none{[](std::size_t, const ChunkMemory&) -> std::uint64_t { return 0; }, std::nullopt};
+    EXPECT_THROW(plan_sort(file_of(10'000'000), budgets(kGiB, 4), none), std::invalid_argument);
 }
 
 TEST(SortPlan, SmallMergesUseFewSlices) {
-    SortPlan plan = plan_cpu(100'000'000, 8, Budgets{64 << 20, 8});
+    SortPlan plan = plan_cpu(100'000'000, 8, budgets(64 << 20, 8));
     EXPECT_EQ(plan.merge_slices(10), 1u);
     EXPECT_EQ(plan.merge_slices(plan.records), 4u * plan.merge_tasks);
+}
+
+// Sorts of every shape (file or stream in and out, compressed or not, keys or records, CPU or GPU)
+// under budgets from the smallest to large ones: the planned host memory stays within the budget
+// at every phase, and the merge fits its own share.
+TEST(SortPlan, EveryPlannedBufferStaysWithinTheBudget) {
+    int plans = 0;
+    for (std::uint64_t memory : {kMinMemoryBudget, 4 * kMiB, 64 * kMiB, kGiB, 48 * kGiB}) {
+        for (unsigned threads : {1u, 2u, 16u}) {
+            for (Compression out : {Compression::none, Compression::zstd, Compression::xz}) {
+                for (bool stream_in : {false, true}) {
+                    for (bool records : {false, true}) {
+                        for (bool gpu : {false, true}) {
+                            const std::size_t record_size = records ? 100 : 8;
+                            PlanInput input = stream_in ? stream_of(record_size) : file_of(4 * memory / record_size, record_size);
+                            input.output_compression = out;
+                            input.output_streamed = stream_in || out != Compression::none;
+                            if (input.output_streamed) input.output_folder.clear();
+                            input.entries_hold_records = records;
+                            input.entry_bytes = records ? record_size + 16 : record_size;
+                            const ChunkCapacity capacity =
+                                gpu ? gpu_capacity(16 * kGiB, record_size) : cpu_capacity(input.entry_bytes + 16);
+                            const std::string what = std::to_string(memory) + " bytes, " + std::to_string(threads) +
+                                                     " threads, " + compression_name(out) + (stream_in ? ", stream" : "") +
+                                                     (records ? ", records" : "") + (gpu ? ", gpu" : "");
+                            const SortPlan plan = plan_sort(input, budgets(memory, threads), capacity);
+                            ++plans;
+                            // Only an encoder larger than the writer's share (xz's) may take more.
+                            const std::uint64_t usable = memory - memory / 16;
+                            const std::uint64_t beyond = plan.writer.encoder_bytes > usable / 4 ? plan.writer.encoder_bytes : 0;
+                            EXPECT_LE(plan.host.peak(), memory + beyond) << what;
+                            EXPECT_LE(plan.verify_block_bytes + plan.reader.memory(), memory) << what;
+                            EXPECT_EQ(plan.host.writer, plan.writer.memory()) << what;
+                            if (plan.in_memory || plan.merge_on_device) continue;
+                            EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1 + plan.extra_buffers) *
+                                          plan.merge_buffer_bytes(plan.fan_in),
+                                      plan.merge_memory)
+                                << what;
+                            EXPECT_EQ(plan.in_order_slice_buffers, input.output_streamed ? 2u * plan.merge_tasks : 0u) << what;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_EQ(plans, 5 * 3 * 3 * 2 * 2 * 2);
+}
+
+TEST(SortPlan, LargeBudgetsKeepTheDefaultSizesOfStreamsStagingAndSlices) {
+    PlanInput input = stream_of();
+    input.output_compression = Compression::zstd;
+    const SortPlan plan = plan_sort(input, budgets(32 * kGiB, 16), gpu_capacity(80 * kGiB, 8));
+    EXPECT_EQ(plan.reader.block_bytes, 8 * kMiB);
+    EXPECT_EQ(plan.reader.queued_blocks, 4u);
+    EXPECT_EQ(plan.writer.block_bytes, 8 * kMiB);
+    EXPECT_EQ(plan.writer.compressing_threads, 16u);
+    EXPECT_EQ(plan.writer.blocks_in_flight, 32u);
+    ASSERT_TRUE(plan.device);
+    EXPECT_EQ(plan.device->staging_bytes, 64 * kMiB);
+    EXPECT_EQ(plan.chunk_memory.staging_bytes, 64 * kMiB);
+    PlanInput records = file_of(kGiB, 100);
+    records.output_streamed = true;
+    records.output_folder.clear();
+    records.entries_hold_records = true;
+    records.entry_bytes = 116;
+    const SortPlan merge = plan_sort(records, budgets(32 * kGiB, 16), cpu_capacity(140));
+    EXPECT_EQ(merge.in_order_slice_bytes, 16 * kMiB);
+    EXPECT_EQ(merge.merge_buffer_bytes(merge.runs), std::uint64_t{4 << 20} / 116 * 116);
+}
+
+TEST(SortPlan, SmallBudgetsShrinkTheStreamQueuesIntoTheirShares) {
+    PlanInput input = stream_of();
+    input.output_compression = Compression::zstd;
+    const std::uint64_t memory = 64 * kMiB, usable = memory - memory / 16;
+    const SortPlan plan = plan_sort(input, budgets(memory, 16), cpu_capacity(8));
+    EXPECT_LE(plan.reader.memory(), usable / 8);
+    EXPECT_GE(plan.reader.memory(), usable / 8 - 6 * 4096);
+    EXPECT_EQ(plan.host.reader, plan.reader.memory());
+    EXPECT_LE(plan.writer.memory(), usable / 4);
+    EXPECT_EQ(plan.writer.compressing_threads, 1u);
+    EXPECT_LT(plan.writer.block_bytes, 8 * kMiB);
+    // xz takes few encoders whatever the threads: at most 10 at its default level (94 MiB each).
+    input.output_compression = Compression::xz;
+    EXPECT_LE(plan_sort(input, budgets(64 * kGiB, 64), cpu_capacity(8)).writer.compressing_threads, 10u);
+}
+
+TEST(SortPlan, AStreamIsReadIntoTwoChunkBuffersBesideTheSorter) {
+    const std::uint64_t memory = 64 * kMiB;
+    const SortPlan plan = plan_sort(stream_of(), budgets(memory, 2), cpu_capacity(8));
+    EXPECT_FALSE(plan.size_known);
+    EXPECT_FALSE(plan.in_memory);
+    EXPECT_EQ(plan.runs, 0u);
+    EXPECT_EQ(plan.stream_chunk_bytes, plan.run_records * 8);
+    EXPECT_EQ(plan.host.stream_chunks, 2 * plan.stream_chunk_bytes);
+    EXPECT_EQ(plan.chunk_memory.host_bytes, plan.host.sorter);
+    EXPECT_LE(plan.host.stream_chunks, plan.chunk_memory.host_bytes);
+    EXPECT_LE(plan.one_chunk_records, 2 * plan.run_records);
+    EXPECT_GT(plan.fan_in, 2u);
+    EXPECT_GT(plan.in_order_slice_bytes, 0u);
+    EXPECT_TRUE(plan.disk.empty());
+    // A stream smaller than a record of the budget is refused.
+    EXPECT_THROW(plan_sort(stream_of(kMinMemoryBudget), budgets(kMinMemoryBudget, 1), cpu_capacity(kMinMemoryBudget)),
+                 std::invalid_argument);
+}
+
+TEST(SortPlan, TheDeviceBudgetIsTheFreeMemoryLessAReserveAtMost) {
+    Budgets b = budgets(4 * kGiB, 4);
+    SortPlan plan = plan_sort(file_of(kGiB), b, gpu_capacity(80 * kGiB, 8));
+    ASSERT_TRUE(plan.device);
+    EXPECT_EQ(plan.device->reserve_bytes, 4 * kGiB);
+    EXPECT_EQ(plan.device->budget_bytes, 76 * kGiB);
+    EXPECT_EQ(plan.chunk_memory.device_bytes, 76 * kGiB);
+    EXPECT_EQ(plan.device->name, "test GPU");
+    b.device_memory_bytes = 64 * kGiB * 1024;  // 64T: shrinks to what can be had
+    EXPECT_EQ(plan_sort(file_of(kGiB), b, gpu_capacity(80 * kGiB, 8)).device->budget_bytes, 76 * kGiB);
+    b.device_memory_bytes = 2 * kGiB;
+    plan = plan_sort(file_of(kGiB), b, gpu_capacity(80 * kGiB, 8));
+    EXPECT_EQ(plan.device->budget_bytes, 2 * kGiB);
+    EXPECT_EQ(plan.run_records, 2 * kGiB / 2 / 24);
+    EXPECT_TRUE(plan.merge_on_device);
+    EXPECT_EQ(plan.merge_passes, 1u);
+    EXPECT_EQ(plan.device_merge_slots, 2u);
+    // A small device keeps at least 256 MiB back.
+    EXPECT_EQ(plan_sort(file_of(kGiB), budgets(4 * kGiB, 4), gpu_capacity(kGiB, 8)).device->reserve_bytes, 256 * kMiB);
+    // Pinned staging comes out of a small host budget.
+    const SortPlan small = plan_sort(file_of(kGiB), budgets(64 * kMiB, 4), gpu_capacity(80 * kGiB, 8));
+    EXPECT_LT(small.device->staging_bytes, 64 * kMiB);
+    EXPECT_LE(small.host.peak(), 64 * kMiB);
+}
+
+TEST(SortPlan, MergePassesAndGroupsFollowTheFanIn) {
+    PlanInput input = file_of(9000);
+    input.max_run_records = 1000;
+    input.max_fan_in = 2;
+    const SortPlan plan = plan_sort(input, budgets(64 * kMiB, 2), cpu_capacity(8));
+    EXPECT_EQ(plan.runs, 9u);
+    EXPECT_EQ(plan.fan_in, 2u);
+    // 9 runs -> 5 -> 3 -> 2, then the last pass.
+    EXPECT_EQ(plan.merge_passes, 4u);
+    const auto groups = plan.merge_groups(9);
+    ASSERT_EQ(groups.size(), 4u);
+    for (std::size_t g = 0; g < groups.size(); ++g) EXPECT_EQ(groups[g], std::make_pair(2 * g, std::size_t{2}));
+    EXPECT_TRUE(plan.merge_groups(2).empty());
+    // Spilled runs need twice their size while an intermediate pass runs, the output its own.
+    ASSERT_EQ(plan.disk.size(), 2u);
+    EXPECT_EQ(plan.disk[0].folder, "/data");
+    EXPECT_EQ(plan.disk[0].bytes, 9000u * 8);
+    EXPECT_EQ(plan.disk[0].what, "the output 'out'");
+    EXPECT_EQ(plan.disk[1].folder, "/tmp");
+    EXPECT_EQ(plan.disk[1].bytes, 2 * 9000u * 8);
+    input.max_fan_in.reset();
+    const SortPlan one_pass = plan_sort(input, budgets(64 * kMiB, 2), cpu_capacity(8));
+    EXPECT_EQ(one_pass.merge_passes, 1u);
+    EXPECT_EQ(one_pass.disk[1].bytes, 9000u * 8);
 }

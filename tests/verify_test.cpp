@@ -1,20 +1,29 @@
-// The pieces of --verify: MultisetChecksum (the same for every order of the same records and
-// however they are added; different when a byte, a record or the count differs) and
-// OrderChecker (the exact first record out of order under reference_compare, across calls and
-// inside large spans checked in parallel; strict mode for --unique outputs).
+// The pieces of --verify and gpusort-check: MultisetChecksum (the same for every order of the
+// same records and however they are added; different when a byte, a record or the count
+// differs), OrderChecker (the exact first record out of order under reference_compare, across
+// calls and inside large spans checked in parallel; strict mode for --unique outputs), and the
+// file verifier (RecordVerifier, verify_file: plain and compressed files, read in blocks, against
+// the same reference).
 #include "reference_records.hpp"
+#include "scratch_dir.hpp"
+#include "io/io_error.hpp"
+#include "io/stream_writer.hpp"
+#include "src/verify/file_verifier.hpp"
 #include "src/verify/order_check.hpp"
 #include "src/verify/record_checksum.hpp"
+#include "tools/gen/data_generator.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
 #include <span>
+#include <unistd.h>
 #include <vector>
 
 using namespace gpusort;
@@ -22,13 +31,10 @@ using namespace gpusort::testing;
 
 namespace {
 
+// `size` random bytes: uniform u64 keys of the data generator, the last one cut short.
 std::vector<std::byte> random_bytes(std::size_t size, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::vector<std::byte> data(size);
-    for (std::size_t i = 0; i < size; i += 8) {
-        const std::uint64_t word = rng();
-        std::memcpy(&data[i], &word, std::min<std::size_t>(8, size - i));
-    }
+    std::vector<std::byte> data = gen::generate({gen::RecordFormat::keys, {KeyType::u64, gen::Distribution::uniform, seed, (size + 7) / 8}});
+    data.resize(size);
     return data;
 }
 
@@ -98,15 +104,6 @@ std::vector<KeySpec> specs_to_check() {
         spec_of(40, {"3:bytes:13:desc", "20:f64:be:desc", "30:i32"}),
         spec_of(33, {"1:bytes:32"}),
     };
-}
-
-std::string describe(const KeySpec& spec) {
-    std::string text = std::to_string(spec.record_size) + "-byte records, key";
-    for (const auto& f : spec.fields)
-        text += " " + std::to_string(f.offset) + ":" +
-                (f.is_bytes ? "bytes:" + std::to_string(f.length) : std::string(key_type_name(f.type))) +
-                (f.big_endian ? ":be" : "") + (f.descending ? ":desc" : "");
-    return text;
 }
 
 // The reference: the first record (from index 1) that sorts before the record before it, or
@@ -407,4 +404,166 @@ TEST(OrderChecker, RefusesPartialRecordsAndInvalidSpecs) {
     OrderChecker checker(gensort_key(), false);
     EXPECT_THROW(checker.check(random_bytes(150, 1)), std::invalid_argument);
     EXPECT_THROW(OrderChecker(KeySpec{8, {}}, false), std::invalid_argument);
+}
+
+// ---- The file verifier ----------------------------------------------------------------------
+
+namespace {
+
+const Compression kEveryCompression[] = {Compression::none, Compression::gzip, Compression::bzip2, Compression::xz,
+                                         Compression::zstd};
+
+// Writes `data` to a new file at `path`, compressed as asked (by io::StreamWriter, in several
+// blocks), and returns the file open for reading and writing, its offset at its end.
+io::File write_file(const std::string& path, std::span<const std::byte> data, Compression compression) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create " + path);
+    io::File file(fd, path);
+    io::StreamWriter writer(fd, path, compression, 2, 1, std::size_t{1} << 20);
+    writer.write(data);
+    writer.finish();
+    return file;
+}
+
+struct FileFindings {
+    std::uint64_t bytes = 0;
+    std::uint64_t records = 0;
+    std::optional<std::uint64_t> first_out_of_order;
+    MultisetChecksum checksum;
+    std::uint64_t progress = 0;
+};
+
+FileFindings verify(const io::File& file, Compression compression, RecordVerifier verifier) {
+    ProgressCounters progress;
+    progress.start_phase(ProgressPhase::verifying, 0);
+    FileFindings found;
+    found.bytes = verify_file({file, file.path(), compression}, verifier, &progress);
+    found.records = verifier.records();
+    found.first_out_of_order = verifier.first_out_of_order();
+    found.checksum = verifier.checksum();
+    found.progress = progress.snapshot().done;
+    return found;
+}
+
+}  // namespace
+
+TEST(RecordVerifier, FindsWhatTheReferenceFindsHoweverTheRecordsCome) {
+    for (const KeySpec& spec : specs_to_check()) {
+        SCOPED_TRACE(describe(spec));
+        const std::size_t r = spec.record_size;
+        const auto data = make_records(6000, spec, r + 77, 3);
+        const auto sorted = reference_record_sort(data, spec, false);
+        const auto unique = reference_record_sort(data, spec, true);
+        const MultisetChecksum all_records = checksum_one_by_one(shuffled_records(data, r, 5), r);
+        struct Case {
+            const std::vector<std::byte>& records;
+            bool strict;
+        };
+        for (const Case& c : {Case{data, false}, Case{sorted, false}, Case{sorted, true}, Case{unique, true}}) {
+            const std::size_t count = c.records.size() / r;
+            RecordVerifier verifier(spec, c.strict);
+            const auto cuts = random_cuts(count, r + count);
+            for (std::size_t i = 0; i + 1 < cuts.size(); ++i)
+                verifier.add(std::span(c.records).subspan(cuts[i] * r, (cuts[i + 1] - cuts[i]) * r));
+            EXPECT_EQ(verifier.first_out_of_order(), reference_first_out_of_order(c.records, spec, c.strict));
+            EXPECT_EQ(verifier.records(), count);
+            EXPECT_EQ(verifier.checksum(), checksum_one_by_one(c.records, r));
+            if (&c.records != &unique) {
+                EXPECT_EQ(verifier.checksum(), all_records);
+            }
+        }
+        // Without an order: count and checksum only.
+        RecordVerifier unordered(r);
+        unordered.add(data);
+        EXPECT_EQ(unordered.first_out_of_order(), std::nullopt);
+        EXPECT_EQ(unordered.records(), 6000u);
+        EXPECT_EQ(unordered.checksum(), all_records);
+    }
+}
+
+TEST(RecordVerifier, RefusesPartialRecordsAndInvalidSpecs) {
+    RecordVerifier verifier(gensort_key(), false);
+    EXPECT_THROW(verifier.add(random_bytes(150, 1)), std::invalid_argument);
+    EXPECT_THROW(RecordVerifier(KeySpec{8, {}}, false), std::invalid_argument);
+    EXPECT_THROW(RecordVerifier(0), std::invalid_argument);
+}
+
+TEST(VerifyFile, FindsWhatTheReferenceFindsInPlainAndCompressedFiles) {
+    ScratchDir dir;
+    for (const KeySpec& spec : {gensort_key(), spec_of(13, {"3:u32:be", "0:i16:desc"}), whole_record_key(KeyType::f32, false)}) {
+        SCOPED_TRACE(describe(spec));
+        const std::size_t r = spec.record_size;
+        const auto data = make_records(30000, spec, r, 3);
+        const auto sorted = reference_record_sort(data, spec, false);
+        for (Compression compression : kEveryCompression) {
+            SCOPED_TRACE(compression_name(compression));
+            for (const auto* records : {&data, &sorted}) {
+                const io::File file = write_file(dir / "file", *records, compression);
+                const FileFindings found = verify(file, compression, RecordVerifier(spec, false));
+                EXPECT_EQ(found.bytes, records->size());
+                EXPECT_EQ(found.records, 30000u);
+                EXPECT_EQ(found.first_out_of_order, reference_first_out_of_order(*records, spec, false));
+                EXPECT_EQ(found.checksum, checksum_one_by_one(data, r));
+                EXPECT_EQ(found.progress, records->size());
+            }
+        }
+    }
+}
+
+TEST(VerifyFile, LeavesAPartialRecordAtTheEndToTheCaller) {
+    ScratchDir dir;
+    auto data = u64_records({1, 2, 3, 4});
+    data.resize(data.size() + 5, std::byte{9});
+    for (Compression compression : kEveryCompression) {
+        SCOPED_TRACE(compression_name(compression));
+        const io::File file = write_file(dir / "ragged", data, compression);
+        const FileFindings found = verify(file, compression, RecordVerifier(whole_record_key(KeyType::u64, false), true));
+        EXPECT_EQ(found.bytes, 37u);
+        EXPECT_EQ(found.records, 4u);
+        EXPECT_EQ(found.first_out_of_order, std::nullopt);
+        EXPECT_EQ(found.checksum, checksum_of(u64_records({1, 2, 3, 4}), 8));
+    }
+    const io::File empty = write_file(dir / "empty", {}, Compression::none);
+    const FileFindings found = verify(empty, Compression::none, RecordVerifier(8));
+    EXPECT_EQ(found.bytes, 0u);
+    EXPECT_EQ(found.records, 0u);
+}
+
+TEST(VerifyFile, FindsDisorderAcrossItsReadBlocks) {
+    // 72 MiB of rising u64 keys: more than one 64 MiB block read. Records out of order as the
+    // first of the second block and later; the first must be reported, at its exact index.
+    ScratchDir dir;
+    const std::size_t count = std::size_t{9} << 20, block_records = std::size_t{8} << 20;
+    std::vector<std::uint64_t> keys(count);
+    for (std::size_t i = 0; i < count; ++i) keys[i] = 3 * i + 10;
+    keys[block_records] = 0;
+    keys[block_records + 1000] = 1;
+    const auto data = u64_records(keys);
+    for (Compression compression : {Compression::none, Compression::zstd}) {
+        SCOPED_TRACE(compression_name(compression));
+        const io::File file = write_file(dir / "big", data, compression);
+        const FileFindings found = verify(file, compression, RecordVerifier(whole_record_key(KeyType::u64, false), false));
+        EXPECT_EQ(found.records, count);
+        EXPECT_EQ(found.first_out_of_order, std::optional<std::uint64_t>(block_records));
+        EXPECT_EQ(found.checksum, checksum_of(data, 8));
+    }
+}
+
+TEST(VerifyFile, CorruptCompressedDataIsAnErrorNamingTheFile) {
+    ScratchDir dir;
+    const auto data = random_bytes(800'000, 3);
+    for (Compression compression : {Compression::gzip, Compression::bzip2, Compression::xz, Compression::zstd}) {
+        SCOPED_TRACE(compression_name(compression));
+        {
+            const io::File whole = write_file(dir / "whole", data, compression);
+            whole.truncate(whole.size() / 2);
+        }
+        const io::File cut = io::File::open_read(dir / "whole");
+        try {
+            verify(cut, compression, RecordVerifier(8));
+            ADD_FAILURE() << "no error";
+        } catch (const io::IoError& e) {
+            EXPECT_NE(std::string(e.what()).find(dir / "whole"), std::string::npos) << e.what();
+        }
+    }
 }

@@ -1,11 +1,13 @@
 // gpusort-stream-bench: throughput of StreamWriter and StreamReader per compression format, on
-// sort data made in memory (random u64 keys, or 100-byte gensort-like records), through a temp
-// file (unlinked at once; it is read back from the page cache). Prints per format the median of
-// --repeat runs: compression and decompression MB/s (of uncompressed bytes) and the ratio.
+// sort data made in memory by the data generator (tools/gen/: random u64 keys, or 100-byte
+// gensort records, as gpusort-gen writes them), through a temp file (unlinked at once; it is read
+// back from the page cache). Prints per format the median of --repeat runs: compression and
+// decompression MB/s (of uncompressed bytes) and the ratio.
 #include "gpusort/compression.hpp"
 #include "io/io_error.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
+#include "tools/gen/data_generator.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -16,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <random>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -27,33 +28,13 @@ using namespace gpusort;
 
 namespace {
 
-std::vector<std::byte> make_keys(std::size_t bytes) {
-    std::vector<std::byte> data(bytes / 8 * 8);
-    std::mt19937_64 random(42);
-    for (std::size_t i = 0; i < data.size(); i += 8) {
-        std::uint64_t key = random();
-        std::memcpy(data.data() + i, &key, 8);
-    }
-    return data;
-}
-
-// 100-byte records: a random 10-byte key, then text: the record's index in 32 hex digits and a
-// letter pattern that follows the index, ending in "\r\n".
-std::vector<std::byte> make_records(std::size_t bytes) {
-    constexpr std::size_t kRecord = 100;
-    std::vector<std::byte> data(bytes / kRecord * kRecord);
-    std::mt19937_64 random(42);
-    char text[37];
-    for (std::size_t index = 0; index * kRecord < data.size(); ++index) {
-        char* record = reinterpret_cast<char*>(data.data() + index * kRecord);
-        for (int i = 0; i < 10; ++i) record[i] = static_cast<char>(random() & 0xFF);
-        std::snprintf(text, sizeof text, "  %032zX  ", index);
-        std::memcpy(record + 10, text, 36);
-        for (std::size_t i = 46; i < 98; ++i) record[i] = static_cast<char>('A' + (index + (i - 46) / 4) % 26);
-        record[98] = '\r';
-        record[99] = '\n';
-    }
-    return data;
+// About `bytes` of data: random u64 keys (keys), or gensort records (gensort), from seed 42.
+std::vector<std::byte> make_data(const std::string& kind, std::size_t bytes) {
+    gen::DataSpec spec;
+    spec.format = kind == "keys" ? gen::RecordFormat::keys : gen::RecordFormat::gensort;
+    spec.keys.seed = 42;
+    spec.keys.count = bytes / spec.record_size();
+    return gen::generate(spec);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -103,10 +84,9 @@ int main(int argc, char** argv) {
     }
 
     try {
-        const std::vector<std::byte> data =
-            data_kind == "keys" ? make_keys(mib << 20) : make_records(mib << 20);
+        const std::vector<std::byte> data = make_data(data_kind, mib << 20);
         std::printf("%zu MiB of %s, %u threads, %u runs each, median; MB/s of uncompressed data\n", mib,
-                    data_kind == "keys" ? "random u64 keys" : "gensort-like records", threads, repeat);
+                    data_kind == "keys" ? "random u64 keys" : "gensort records", threads, repeat);
         std::printf("%-5s %6s %14s %16s %8s\n", "fmt", "level", "compress MB/s", "decompress MB/s", "ratio");
         constexpr std::size_t kPiece = std::size_t{1} << 20;
         std::vector<std::byte> back(kPiece);

@@ -1,8 +1,9 @@
 // KeySpec: which bytes of a fixed-size record form its sort key (the --key options of CLI.md),
 // and the normalised key of a record: the fields, most significant first, each mapped to bytes
-// whose memcmp order is the field's wanted order (numbers as in key_normalization.hpp, stored
-// big-endian; byte strings as they are; descending fields inverted). Records then compare by
-// memcmp of their normalised keys, which the sorters and the merge see as plain unsigned words.
+// whose memcmp order is the field's wanted order (numbers normalised by the key rules of
+// src/keys/key_rules.hpp and stored big-endian; byte strings as they are; descending fields
+// inverted). Records then compare by memcmp of their normalised keys, which the sorters and the
+// merge see as plain unsigned words.
 #pragma once
 
 #include "gpusort/key_type.hpp"
@@ -36,8 +37,10 @@ struct KeySpec {
     std::vector<KeyField> fields;  // the first is the most significant
 
     std::size_t normalized_bytes() const;
-    // Throws std::invalid_argument naming the field when a field lies outside the record, the
-    // record size is 0 or too large, there is no field, or the key is wider than 32 bytes.
+    // The one check of a key spec, on the host and (through fixed_key_spec) for the device.
+    // Throws std::invalid_argument naming the field when a field lies outside the record or a
+    // number's length is not its type's width, the record size is 0 or too large, there is no
+    // field, or the key is wider than 32 bytes.
     void validate() const;
 };
 
@@ -50,7 +53,8 @@ KeySpec whole_record_key(KeyType type, bool descending);
 // Sort Benchmark records: 100 bytes ordered by the 10-byte key at offset 0 (--format gensort).
 KeySpec gensort_key();
 
-// Writes the normalised key of `record` (spec.normalized_bytes() bytes) to `out`.
+// Writes the normalised key of `record` (spec.normalized_bytes() bytes) to `out`. Throws
+// std::invalid_argument when the spec is not valid.
 void normalize_record_key(const KeySpec& spec, const std::byte* record, std::byte* out);
 
 }  // namespace gpusort

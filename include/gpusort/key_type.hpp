@@ -1,8 +1,10 @@
-// KeyType: the ten element types a file of keys may hold, their names and widths; KeyOrder: the
-// order a file of such keys is sorted in.
+// KeyType: the ten element types a file of keys may hold, their names, widths and kinds; KeyOrder:
+// the order a file of such keys is sorted in. Widths and kinds are constexpr, so that the GPU
+// layer (through src/keys/key_rules.hpp) reads them from here too.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,16 +13,41 @@ namespace gpusort {
 
 enum class KeyType { u8, u16, u32, u64, i8, i16, i32, i64, f32, f64 };
 
-enum class KeyKind { unsigned_int, signed_int, floating };
+// What a key's bits mean, which decides how it is normalised (src/keys/key_rules.hpp). Byte
+// strings of key specs are unsigned big-endian numbers, 8 bytes at a time.
+enum class KeyKind : std::uint8_t { unsigned_int, signed_int, floating };
 
 inline constexpr KeyType kAllKeyTypes[] = {KeyType::u8,  KeyType::u16, KeyType::u32, KeyType::u64,
                                            KeyType::i8,  KeyType::i16, KeyType::i32, KeyType::i64,
                                            KeyType::f32, KeyType::f64};
 
+constexpr std::size_t key_width(KeyType type) {
+    switch (type) {
+    case KeyType::u8:
+    case KeyType::i8: return 1;
+    case KeyType::u16:
+    case KeyType::i16: return 2;
+    case KeyType::u32:
+    case KeyType::i32:
+    case KeyType::f32: return 4;
+    default: return 8;
+    }
+}
+
+constexpr KeyKind key_kind(KeyType type) {
+    switch (type) {
+    case KeyType::i8:
+    case KeyType::i16:
+    case KeyType::i32:
+    case KeyType::i64: return KeyKind::signed_int;
+    case KeyType::f32:
+    case KeyType::f64: return KeyKind::floating;
+    default: return KeyKind::unsigned_int;
+    }
+}
+
 std::optional<KeyType> parse_key_type(std::string_view name);
 std::string_view key_type_name(KeyType type);
-std::size_t key_width(KeyType type);
-KeyKind key_kind(KeyType type);
 // "u8 u16 u32 u64 i8 i16 i32 i64 f32 f64", for messages.
 std::string key_type_list();
 

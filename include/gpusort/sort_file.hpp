@@ -63,7 +63,6 @@ struct SortOptions {
 struct SortReport {
     SortPlan plan;
     std::string backend;             // "cpu", or the GPU's name
-    std::uint64_t device_memory = 0; // the GPU's memory budget (0 on the CPU)
     std::uint64_t bytes = 0;           // input bytes (decompressed)
     std::uint64_t output_bytes = 0;    // output bytes (before compression)
     std::uint64_t output_stored_bytes = 0;  // bytes that reached OUTPUT (after compression)
@@ -84,5 +83,10 @@ struct SortReport {
 // std::invalid_argument; on failure no file is left at OUTPUT that was not there, an existing
 // OUTPUT is unchanged and no temp files remain.
 SortReport sort_file(const SortOptions& options);
+
+// The plan of that sort (every size it would use: runs, passes, memory, disk, device), made without
+// sorting: INPUT is opened for reading (a stream is not read), OUTPUT is neither opened nor created,
+// and nothing is written. Throws as sort_file() does for what it finds up to there.
+SortPlan plan_file(const SortOptions& options);
 
 }  // namespace gpusort

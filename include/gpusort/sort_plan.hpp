@@ -1,16 +1,28 @@
-// SortPlan: every buffer size and count of the sort, derived up front from the budgets
-// (host memory, threads) and the input size. Nothing is sized anywhere else.
+// SortPlan: every size the sort uses, decided once, up front, by plan_sort from what is sorted
+// (the input's size, or a stream of unknown size; the record layout; where the output goes), the
+// budgets and the chunk sorter's capacity: chunks and runs (streamed ones too), samples, merge
+// buffers, tasks and in-order slices, the stream reader's and writer's queues, the verify block,
+// the device's budget and staging, and the disk space per folder. Nothing patches a plan after it
+// is made, and nothing is sized anywhere else. The plan is printed by --plan and --stats.
 #pragma once
+
+#include "gpusort/compression.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gpusort {
 
 struct Budgets {
     std::uint64_t memory_bytes = 0;  // host memory the sort may use
     unsigned threads = 1;
+    // --device-memory; default (and at most): the device's free memory less a reserve.
+    std::optional<std::uint64_t> device_memory_bytes;
 };
 
 // The smallest --memory accepted.
@@ -23,47 +35,170 @@ inline constexpr std::uint64_t kMinMergeBuffer = std::uint64_t{64} << 10;
 inline constexpr std::uint64_t kMaxMergeBuffer = std::uint64_t{4} << 20;
 // Output bytes per merge task, at least (smaller merges use fewer tasks).
 inline constexpr std::uint64_t kMinMergeSlice = std::uint64_t{4} << 20;
+// Bytes of output per slice, at most, of a merge into a sequential output (each slice is merged
+// into a buffer of its own, several at once, and handed on in order).
+inline constexpr std::uint64_t kMaxInOrderSlice = std::uint64_t{16} << 20;
+// Bytes --verify reads back at once, at most.
+inline constexpr std::uint64_t kMaxVerifyBlock = std::uint64_t{64} << 20;
 
-// How many keys the chunk sorter can take at once: alone, and in each of two slots.
-struct ChunkCapacity {
-    std::uint64_t one_slot = 0;
-    std::uint64_t per_slot_of_two = 0;
-    bool uses_host_memory = true;  // false: the chunks live elsewhere (the GPU's memory)
+// The memory a chunk sorter holds its chunks in.
+struct ChunkMemory {
+    std::uint64_t host_bytes = 0;     // host memory for its slots (a sorter whose chunks live on the host)
+    std::uint64_t device_bytes = 0;   // device memory for its slots (the GPU)
+    std::uint64_t staging_bytes = 0;  // each of a device slot's two pinned host staging buffers
 };
 
-// Host memory the chunk sorter may use for its chunks: the budget less a sixteenth kept back for
-// the sorter's own scratch space and bookkeeping.
-inline std::uint64_t chunk_memory(std::uint64_t memory_bytes) { return memory_bytes - memory_bytes / 16; }
+// The device a chunk sorter keeps its chunks on, as it reports itself before planning.
+struct DeviceCapacity {
+    std::string name;
+    std::uint64_t free_bytes = 0;               // free device memory now
+    std::uint64_t preferred_staging_bytes = 0;  // the staging buffer its transfers are fastest with
+};
+
+// What the chunk sorter can take: asked by plan_sort.
+struct ChunkCapacity {
+    // Records per chunk when `slots` chunks are held at once in `memory`.
+    std::function<std::uint64_t(std::size_t slots, const ChunkMemory& memory)> records;
+    // The device the chunks live on; nullopt: they live in host memory (the budget bounds them).
+    std::optional<DeviceCapacity> device;
+};
+
+// What is sorted, as the plan sees it.
+struct PlanInput {
+    std::optional<std::uint64_t> records;  // the input's records; nullopt: a stream of unknown size
+    std::size_t record_size = 1;           // bytes per input (and output) record
+    // Bytes per entry of a run: the normalised key (keys), or key words followed by the record.
+    std::size_t entry_bytes = 1;
+    bool entries_hold_records = false;     // records: a merge strips the key words on the way out
+    bool input_streamed = false;           // read front to back (stdin, pipes, devices, compressed)
+    bool output_streamed = false;          // written in order (stdout, pipes, devices, compressed)
+    Compression output_compression = Compression::none;
+    int compression_level = -1;            // -1: the format's default
+    std::string output_name;               // OUTPUT, for the disk needs' messages
+    std::string output_folder;             // a regular OUTPUT's folder; empty for a stream
+    std::string tmp_dir;                   // where runs are spilled
+    // Testing aids: a smaller fan-in (several merge passes) and smaller chunks (many runs).
+    std::optional<std::size_t> max_fan_in;
+    std::optional<std::uint64_t> max_run_records;
+};
+
+// Sizes of the stream reader's queue: blocks of decompressed data read ahead.
+struct ReaderPlan {
+    std::uint64_t block_bytes = 0;
+    std::size_t queued_blocks = 0;  // filled blocks waiting; two more are held (one filling, one read)
+    std::uint64_t memory() const { return block_bytes * (queued_blocks + 2); }
+};
+
+// Sizes of the stream writer's queue: blocks compressed at once (compressed output only).
+struct WriterPlan {
+    std::uint64_t block_bytes = 0;        // uncompressed bytes per independently compressed block
+    unsigned compressing_threads = 0;
+    std::size_t blocks_in_flight = 0;     // compressed or being written; one more is filled
+    std::uint64_t encoder_bytes = 0;      // the state of each compressing thread's encoder
+    // Each block held takes its input and about as much again for its compressed output.
+    std::uint64_t memory() const {
+        return (blocks_in_flight + 1) * 2 * block_bytes + compressing_threads * encoder_bytes;
+    }
+};
+
+// The device's share (chunks on a GPU).
+struct DevicePlan {
+    std::string name;
+    std::uint64_t free_bytes = 0;
+    std::uint64_t reserve_bytes = 0;   // left to the driver and other programs
+    std::uint64_t budget_bytes = 0;    // what the sort may use: --device-memory, at most free less reserve
+    std::uint64_t staging_bytes = 0;   // each pinned host staging buffer, two per slot
+    std::size_t slots = 0;             // chunks held on the device at once
+    std::uint64_t staging_memory() const { return 2 * slots * staging_bytes; }
+};
+
+// Disk space the sort takes in one folder.
+struct DiskNeed {
+    std::string folder;
+    std::uint64_t bytes = 0;
+    std::string what;  // "the output", "sorted runs"
+};
+
+// Host memory of the sort by what takes it, at its peak: while runs are formed (or the one chunk is
+// sorted) and while they are merged; the larger of the two is at most the budget.
+struct HostMemoryPlan {
+    std::uint64_t sorter = 0;          // a CPU chunk sorter's slots (freed before a merge on the host)
+    std::uint64_t staging = 0;         // a GPU chunk sorter's pinned staging (held to the end)
+    std::uint64_t stream_chunks = 0;   // the two chunk buffers of a streamed input
+    std::uint64_t reader = 0;          // the stream reader's queue
+    std::uint64_t writer = 0;          // the stream writer's queue
+    std::uint64_t samples = 0;         // the runs' samples, at most
+    std::uint64_t runs = 0;            // runs kept in host memory
+    std::uint64_t merge_buffers = 0;   // read and output buffers of all merge tasks on the host
+    std::uint64_t in_order_slices = 0; // slices held by a merge into a sequential output
+    std::uint64_t forming() const { return sorter + staging + stream_chunks + reader + writer + samples + runs; }
+    std::uint64_t merging() const { return staging + reader + writer + samples + runs + merge_buffers + in_order_slices; }
+    std::uint64_t peak() const { return forming() > merging() ? forming() : merging(); }
+};
 
 struct SortPlan {
-    std::uint64_t records = 0;
-    std::size_t record_size = 0;
+    // What was planned for.
+    std::uint64_t memory_bytes = 0;      // the host budget
     unsigned threads = 1;
-    std::uint64_t memory_bytes = 0;
-    // The whole input is sorted as one chunk: no run files, no merge.
+    bool size_known = true;              // false: a stream, whose size is known only at its end
+    std::uint64_t records = 0;           // the input's records (0 when the size is not known)
+    std::size_t record_size = 0;         // bytes per input record
+    std::size_t entry_bytes = 0;         // bytes per run entry (key, or key words and record)
+    bool output_streamed = false;
+
+    // Chunks and runs.
+    // The whole input is sorted as one chunk: no runs, no merge (a stream: when it holds at most
+    // one_chunk_records records, which only its end tells).
     bool in_memory = true;
-    // Records per sorted run (two chunks are sorted at once, to overlap I/O).
-    std::uint64_t run_records = 0;
-    // The sorted runs are kept in host memory rather than spilled to --tmp-dir (possible when
-    // the chunks themselves take no host memory and the data fit in half the budget).
+    std::uint64_t one_chunk_records = 0;  // the largest input sorted as one chunk
+    std::uint64_t run_records = 0;        // records per chunk, and so per run (two are sorted at once)
+    std::uint64_t runs = 0;               // runs formed (0 when the size is not known)
+    ChunkMemory chunk_memory;             // what the chunk sorter holds its chunks in
+    std::uint64_t stream_chunk_bytes = 0; // each of the two buffers a streamed input is read into
+    // The runs are kept in host memory rather than spilled to --tmp-dir (possible when the chunks
+    // themselves take no host memory and the data fit in half the budget).
     bool runs_in_memory = false;
-    // Every sample_stride-th record of each run is kept in memory to guide the merge's splitting.
+    // Every sample_stride-th record of each run is kept in memory to guide the merge's splitting;
+    // the samples of all runs take at most sample_memory (a stream's runs double their stride when
+    // more would).
     std::uint64_t sample_stride = 0;
-    // Memory for the merge buffers of all concurrent merge tasks together.
-    std::uint64_t merge_memory = 0;
-    // The most runs one merge reads at once; more runs take several passes.
-    std::size_t fan_in = 0;
-    // Concurrent merge tasks.
-    unsigned merge_tasks = 1;
+    std::uint64_t sample_memory = 0;
+
+    // Merge.
+    bool merge_on_device = false;         // the runs are merged by sorting exact slices on the GPU
+    std::size_t device_merge_slots = 0;   // ... with this many slices at once
+    std::uint64_t merge_memory = 0;       // merge buffers of all concurrent merge tasks together
+    std::size_t fan_in = 0;               // the most runs one merge reads at once; more take several passes
+    unsigned merge_tasks = 1;             // concurrent merge tasks
+    std::size_t extra_buffers = 0;        // buffers per task besides one per run and the output's
+    // A merge into a sequential output merges slices of at most in_order_slice_bytes into buffers
+    // of their own, in_order_slice_buffers at once (two per task: one merged while one is handed
+    // on); records take one more slice of memory to strip the key words.
+    std::uint64_t in_order_slice_bytes = 0;
+    std::size_t in_order_slice_buffers = 0;
+    unsigned merge_passes = 0;            // passes over the data by the merge (0 when unknown or none)
+
+    // Streams and verification.
+    ReaderPlan reader;                    // a streamed input, and --verify reading a compressed output back
+    WriterPlan writer;                    // a compressed output
+    std::uint64_t verify_block_bytes = 0; // --verify reads a file output back in blocks of this size
+
+    std::optional<DevicePlan> device;     // chunks on a GPU
+    HostMemoryPlan host;
+    std::vector<DiskNeed> disk;           // known sizes only
 
     // Bytes of read buffer per run for a merge of `runs` runs (with the output buffer).
     std::uint64_t merge_buffer_bytes(std::size_t runs) const;
     // Number of output slices (parallel tasks) for a merge producing `records` records.
     std::uint64_t merge_slices(std::uint64_t records) const;
+    // The merges of one intermediate pass over `runs` runs: (first run, count) of each group of
+    // consecutive runs merged into one, fewest keys rewritten, so that at most fan_in runs are left.
+    std::vector<std::pair<std::size_t, std::size_t>> merge_groups(std::size_t runs) const;
 };
 
-// Throws std::invalid_argument when the budget is below kMinMemoryBudget or the sorter can take no key.
-SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets, const ChunkCapacity& capacity);
+// Throws std::invalid_argument when the budget is below kMinMemoryBudget or too small for the sort
+// (the sorter can take no record, or no merge of two runs fits).
+SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity);
 
 // Defaults read off the machine.
 std::uint64_t default_memory_budget();  // a safe share of the memory available now
@@ -74,7 +209,7 @@ unsigned default_threads();             // the CPUs this process may run on
 std::optional<std::uint64_t> address_space_room();
 // Address space a sort takes besides its memory budget and what is mapped already: a stack for each
 // of its threads (two for each of `threads`: the pool's and the chunk sorter's), a second malloc
-// arena and the buffers of streams.
+// arena and the state of the compression libraries.
 std::uint64_t address_space_overhead(unsigned threads);
 
 }  // namespace gpusort

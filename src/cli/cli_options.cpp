@@ -2,11 +2,13 @@
 #include "src/cli/cli_options.hpp"
 
 #include "io/stream_writer.hpp"
+#include "src/cli/count_option.hpp"
+#include "src/cli/key_options.hpp"
 #include "src/cli/size_parse.hpp"
+#include "src/plan/plan_report.hpp"
 
 #include <boost/program_options.hpp>
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -17,18 +19,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-// A count from the digits of an option's value: "-1" is refused (Boost would read it into an
-// unsigned type as its largest value), as is a number too large for T.
-template <class T>
-T count_option(const po::variables_map& vm, const char* name) {
-    const auto& text = vm[name].as<std::string>();
-    T value{};
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || error != std::errc() || end != text.data() + text.size())
-        throw std::invalid_argument(std::string("--") + name + ": '" + text + "' is not a whole number");
-    return value;
-}
-
 std::uint64_t size_option(const po::variables_map& vm, const char* name) {
     const auto& text = vm[name].as<std::string>();
     auto size = parse_size(text);
@@ -36,74 +26,6 @@ std::uint64_t size_option(const po::variables_map& vm, const char* name) {
     return *size;
 }
 
-std::string json_string(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
-// The records and key of --record-size, --key and --format; nullopt when the whole record is one
-// key of --type. --descending reverses every field.
-std::optional<KeySpec> record_spec(const po::variables_map& vm, const KeyOrder& order) {
-    const bool type_given = !vm["type"].defaulted();
-    const bool keys_given = vm.count("key") > 0;
-    std::optional<std::size_t> record_size;
-    if (vm.count("record-size")) {
-        record_size = count_option<std::size_t>(vm, "record-size");
-        if (*record_size == 0) throw std::invalid_argument("--record-size: must be at least 1");
-        if (*record_size > kMaxRecordSize)
-            throw std::invalid_argument("--record-size: at most " + std::to_string(kMaxRecordSize) + " bytes are supported");
-    }
-    KeySpec spec;
-    if (vm.count("format")) {
-        const auto& format = vm["format"].as<std::string>();
-        if (format != "gensort") throw std::invalid_argument("--format: unknown format '" + format + "' (only gensort)");
-        if (type_given || keys_given) throw std::invalid_argument("--format gensort excludes --type and --key");
-        if (record_size && *record_size != 100)
-            throw std::invalid_argument("--format gensort: records are 100 bytes, not " + std::to_string(*record_size));
-        spec = gensort_key();
-    } else if (keys_given) {
-        if (type_given) throw std::invalid_argument("--key replaces --type: give one or the other");
-        for (const auto& text : vm["key"].as<std::vector<std::string>>()) {
-            const KeyField field = parse_key_field(text);
-            // Checked here, before offset + length could wrap around.
-            if (field.offset >= kMaxRecordSize || field.length > kMaxRecordSize - field.offset)
-                throw std::invalid_argument("--key '" + text + "': the field ends beyond " +
-                                            std::to_string(kMaxRecordSize) + " bytes, the largest record supported");
-            spec.fields.push_back(field);
-        }
-        if (record_size) {
-            spec.record_size = *record_size;
-        } else {
-            for (const auto& f : spec.fields) spec.record_size = std::max(spec.record_size, f.offset + f.length);
-        }
-    } else if (record_size && *record_size != key_width(order.type)) {
-        // --type T with larger records: the key is a little-endian T at offset 0.
-        spec = whole_record_key(order.type, false);
-        spec.record_size = *record_size;
-    } else {
-        return std::nullopt;
-    }
-    if (order.descending)
-        for (auto& f : spec.fields) f.descending = !f.descending;
-    try {
-        spec.validate();
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string(keys_given ? "--key: " : "--record-size: ") + e.what());
-    }
-    return spec;
-}
 
 }  // namespace
 
@@ -111,14 +33,8 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     po::options_description visible(
         "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
         "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT.\n\nOptions");
+    add_key_options(visible);
     visible.add_options()
-        ("type", po::value<std::string>()->default_value("u64"),
-         "key type of every record: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 (floats in IEEE 754 totalOrder)")
-        ("record-size", po::value<std::string>(), "bytes per record (default: the width of the key type, or the smallest record holding the --key fields)")
-        ("key", po::value<std::vector<std::string>>()->composing(),
-         "a key field, repeatable, the first most significant: OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc] (byte strings compare as memcmp); replaces --type")
-        ("format", po::value<std::string>(), "gensort: Sort Benchmark records, 100 bytes ordered by the 10-byte key at offset 0")
-        ("descending", "reverse the whole order")
         ("stable", "records with equal keys keep their input order (every sort of gpusort-file is stable)")
         ("unique", "of each group of records with equal keys keep only the first (in input order)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
@@ -135,6 +51,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         ("progress", "show a progress line on stderr (default: when stderr is a terminal)")
         ("quiet,q", "print nothing but errors (no progress line)")
         ("stats", po::value<std::string>(), "write a JSON report to FILE ('-' for stderr)")
+        ("plan", "print what the sort will take (runs, passes, memory, disk, device) and exit without sorting; with --stats - as JSON")
         ("help,h", "show this help")
         ("version", "show the version");
     po::options_description hidden;
@@ -178,13 +95,10 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     SortOptions& sort = command.sort;
     sort.input = vm["input"].as<std::string>();
     sort.output = vm["output"].as<std::string>();
-    const auto& type_name = vm["type"].as<std::string>();
-    auto type = parse_key_type(type_name);
-    if (!type) throw std::invalid_argument("--type: unknown type '" + type_name + "' (one of: " + key_type_list() + ")");
-    sort.order.type = *type;
-    sort.order.descending = vm.count("descending") > 0;
+    const KeyOptions key = parse_key_options(vm);
+    sort.order = key.order;
+    sort.records = key.records;
     sort.unique = vm.count("unique") > 0;
-    sort.records = record_spec(vm, sort.order);
     if (vm.count("memory")) {
         sort.memory_bytes = size_option(vm, "memory");
         if (*sort.memory_bytes < kMinMemoryBudget)
@@ -238,6 +152,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         command.progress = true;
     }
     if (vm.count("stats")) command.stats_path = vm["stats"].as<std::string>();
+    if (vm.count("plan")) command.action = CliCommand::Action::plan;
     return command;
 }
 
@@ -272,11 +187,9 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"runs\": " << report.runs << ",\n"
         << "  \"merge_passes\": " << report.merge_passes << ",\n"
         << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"
-        << "  \"budgets\": {\"memory\": " << p.memory_bytes << ", \"device_memory\": " << report.device_memory
-        << ", \"threads\": " << p.threads << "},\n"
-        << "  \"plan\": {\"in_memory\": " << flag(p.in_memory) << ", \"run_records\": " << p.run_records
-        << ", \"runs_in_memory\": " << flag(p.runs_in_memory) << ", \"fan_in\": " << p.fan_in
-        << ", \"merge_tasks\": " << p.merge_tasks << "},\n"
+        << "  \"budgets\": {\"memory\": " << p.memory_bytes
+        << ", \"device_memory\": " << (p.device ? p.device->budget_bytes : 0) << ", \"threads\": " << p.threads << "},\n"
+        << "  \"plan\": " << plan_json(p, 2) << ",\n"
         << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
         << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
         << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write
@@ -284,6 +197,11 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"throughput_mb_per_s\": " << static_cast<double>(report.bytes) / 1e6 / seconds << "\n"
         << "}\n";
     return out.str();
+}
+
+std::string plan_report_json(const SortOptions& options, const SortPlan& plan) {
+    return "{\n  \"input\": " + json_string(options.input) + ",\n  \"output\": " + json_string(options.output) +
+           ",\n  \"plan\": " + plan_json(plan, 2) + "\n}\n";
 }
 
 }  // namespace gpusort

@@ -10,9 +10,10 @@
 namespace gpusort {
 
 struct CliCommand {
-    enum class Action { sort, help, version } action = Action::sort;
+    // plan: print the plan of the sort (--plan) instead of sorting.
+    enum class Action { sort, plan, help, version } action = Action::sort;
     SortOptions sort;
-    std::optional<std::string> stats_path;  // --stats FILE ('-' = stderr)
+    std::optional<std::string> stats_path;  // --stats FILE ('-' = stderr; with --plan, stdout)
     // --progress / --quiet; neither: a progress line when stderr is a terminal.
     std::optional<bool> progress;
     bool quiet = false;
@@ -24,5 +25,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args);
 
 // The --stats report: one JSON object.
 std::string stats_json(const SortOptions& options, const SortReport& report);
+// The --plan report as JSON: INPUT, OUTPUT and the whole plan, one object.
+std::string plan_report_json(const SortOptions& options, const SortPlan& plan);
 
 }  // namespace gpusort

@@ -1,9 +1,11 @@
-// gpusort-file: the command-line program. Every failure ends in one line on stderr that
-// starts with "gpusort-file: " and a non-zero exit status (2: bad command line, 1: failed sort);
-// SIGINT, SIGTERM and SIGHUP end it by that signal, after removing any named temp file.
+// gpusort-file: the command-line program (or, with --plan, only the plan of the sort). Every
+// failure ends in one line on stderr that starts with "gpusort-file: " and a non-zero exit status
+// (2: bad command line, 1: failed sort); SIGINT, SIGTERM and SIGHUP end it by that signal, after
+// removing any named temp file.
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
 #include "src/cli/progress_line.hpp"
+#include "src/plan/plan_report.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -14,6 +16,17 @@
 #include <sys/resource.h>
 #include <system_error>
 #include <unistd.h>
+
+namespace {
+
+// Writes a --stats FILE.
+void write_stats(const std::string& path, const std::string& json) {
+    std::ofstream stats(path);
+    stats << json;
+    if (!stats.flush()) throw std::runtime_error("cannot write the stats file '" + path + "'");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace gpusort;
@@ -42,7 +55,7 @@ int main(int argc, char** argv) {
         command.sort.notice = [](const std::string& text) { std::cerr << "gpusort-file: note: " << text << "\n"; };
     ProgressCounters counters;
     std::unique_ptr<ProgressLine> progress;
-    if (command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
+    if (command.action == CliCommand::Action::sort && command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
         command.sort.progress = &counters;
         progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
     }
@@ -50,18 +63,23 @@ int main(int argc, char** argv) {
         return command.sort.input == "-" ? std::string("standard input") : "'" + command.sort.input + "'";
     };
     try {
+        if (command.action == CliCommand::Action::plan) {
+            // What the sort would take, on stdout (as JSON with --stats -, also into a --stats FILE).
+            const SortPlan plan = plan_file(command.sort);
+            const std::string json = plan_report_json(command.sort, plan);
+            if (command.stats_path && *command.stats_path != "-") write_stats(*command.stats_path, json);
+            std::cout << (command.stats_path == "-" ? json : plan_text(plan));
+            if (!std::cout.flush()) throw std::runtime_error("cannot write the plan to standard output");
+            return 0;
+        }
         SortReport report = sort_file(command.sort);
         progress.reset();  // the line is finished before anything else is printed
         if (command.stats_path) {
             const std::string json = stats_json(command.sort, report);
-            if (*command.stats_path == "-") {
+            if (*command.stats_path == "-")
                 std::cerr << json;
-            } else {
-                std::ofstream stats(*command.stats_path);
-                stats << json;
-                if (!stats.flush())
-                    throw std::runtime_error("cannot write the stats file '" + *command.stats_path + "'");
-            }
+            else
+                write_stats(*command.stats_path, json);
         }
     } catch (const std::bad_alloc&) {
         progress.reset();

@@ -6,6 +6,7 @@
 #include "gpusort/sort_file.hpp"
 
 #include <cerrno>
+#include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +17,7 @@ SortInput::SortInput(const InputOptions& options)
       record_size_(options.record_size),
       progress_(options.progress),
       keep_checksum_(options.checksum) {
-    const Compression compression = options.compression.value_or(compression_of(options.path));
+    compression_ = options.compression.value_or(compression_of(options.path));
     if (options.path != "-") {
         file_ = io::File::open_read(options.path);
         struct stat st {};
@@ -25,11 +26,16 @@ SortInput::SortInput(const InputOptions& options)
             size_ = static_cast<std::uint64_t>(st.st_size);
             modified_ = st.st_mtim;
             regular_ = true;
-            if (compression == Compression::none) return;
+            if (compression_ == Compression::none) return;
         }
     }
     // stdin, a pipe or device, or a compressed file: one pass, front to back.
-    reader_ = std::make_unique<io::StreamReader>(options.path == "-" ? STDIN_FILENO : file_.fd(), name_, compression);
+    streamed_ = true;
+}
+
+void SortInput::open_stream(const io::StreamReaderQueue& queue) {
+    if (!streamed_ || reader_) throw std::logic_error("SortInput::open_stream: not a stream, or opened already");
+    reader_ = std::make_unique<io::StreamReader>(file_.is_open() ? file_.fd() : STDIN_FILENO, name_, compression_, queue);
 }
 
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {

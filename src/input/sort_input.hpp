@@ -1,7 +1,8 @@
 // SortInput: where a sort takes its records from. A regular, uncompressed file is read at any
 // offsets by many threads, its size known up front; stdin, pipes, devices and compressed files
-// are read once, front to back, through an io::StreamReader that decompresses on its own thread,
-// and their size is known only at the end. Every byte read is counted for the progress line and,
+// are read once, front to back, through an io::StreamReader that decompresses on its own thread
+// (started by open_stream(), with the queue the plan sized), and their size is known only at the
+// end. Every byte read is counted for the progress line and,
 // with --verify, added to an order-independent checksum of the input's records.
 #pragma once
 
@@ -31,10 +32,13 @@ struct InputOptions {
 
 class SortInput {
 public:
+    // Opens INPUT; a stream is not read yet.
     explicit SortInput(const InputOptions& options);
 
     // Read front to back (size unknown until the end) rather than at any offset.
-    bool streamed() const { return reader_ != nullptr; }
+    bool streamed() const { return streamed_; }
+    // A stream starts being read ahead, through a queue of `queue`'s size; before read_next().
+    void open_stream(const io::StreamReaderQueue& queue);
     const std::string& name() const { return name_; }
     // The size of a file read at offsets (of a compressed file: its stored size).
     std::uint64_t size() const { return size_; }
@@ -63,6 +67,8 @@ private:
     std::uint64_t size_ = 0;
     timespec modified_{};   // a regular file's modification time when it was opened
     bool regular_ = false;  // a regular file (compressed or not): checked by check_unchanged()
+    bool streamed_ = false;
+    Compression compression_ = Compression::none;
     std::unique_ptr<io::StreamReader> reader_;
     std::uint64_t bytes_read_ = 0;
     bool keep_checksum_;

@@ -1,10 +1,11 @@
-// Parsing and checking of key specs, and the normalised key of a record.
+// Parsing and checking of key specs, their fixed-size form (FixedKeySpec), and the normalised
+// key of a record by the key rules (key_rules.hpp).
 #include "gpusort/key_spec.hpp"
 
-#include "src/keys/key_normalization.hpp"
+#include "src/keys/key_rules.hpp"
+#include "src/keys/record_layout.hpp"
 
 #include <charconv>
-#include <cstring>
 #include <stdexcept>
 
 namespace gpusort {
@@ -33,20 +34,6 @@ bool parse_number(std::string_view text, std::size_t& value) {
                                 " (expected OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc])");
 }
 
-template <class U>
-void put_number(const std::byte* field, const KeyField& f, std::byte* out) {
-    std::byte bytes[sizeof(U)];
-    std::memcpy(bytes, field, sizeof(U));
-    U value = 0;
-    for (std::size_t i = 0; i < sizeof(U); ++i) {
-        const std::size_t from = f.big_endian ? i : sizeof(U) - 1 - i;  // most significant first
-        value = U((static_cast<std::uint64_t>(value) << 8) | std::to_integer<unsigned>(bytes[from]));
-    }
-    const U key = to_normalized<U>(value, key_kind(f.type), f.descending);
-    for (std::size_t i = 0; i < sizeof(U); ++i)
-        out[i] = std::byte((static_cast<std::uint64_t>(key) >> (8 * (sizeof(U) - 1 - i))) & 0xff);
-}
-
 }  // namespace
 
 std::size_t KeySpec::normalized_bytes() const {
@@ -62,6 +49,10 @@ void KeySpec::validate() const {
     if (fields.empty()) throw std::invalid_argument("no key field given");
     for (const auto& f : fields) {
         if (f.length == 0) throw std::invalid_argument("a key field has length 0");
+        if (!f.is_bytes && f.length != key_width(f.type))
+            throw std::invalid_argument("the key field at offset " + std::to_string(f.offset) + " is a " +
+                                        std::string(key_type_name(f.type)) + " of " + std::to_string(f.length) +
+                                        " bytes, not " + std::to_string(key_width(f.type)));
         if (f.offset >= record_size || f.length > record_size - f.offset)
             throw std::invalid_argument("the key field at offset " + std::to_string(f.offset) + " with " +
                                         std::to_string(f.length) + " bytes lies beyond the " +
@@ -125,20 +116,25 @@ KeySpec gensort_key() {
     return spec;
 }
 
+FixedKeySpec fixed_key_spec(const KeySpec& spec) {
+    spec.validate();  // at most 32 key bytes, so at most kMaxKeyPieces pieces
+    FixedKeySpec fixed;
+    fixed.record_size = static_cast<std::uint32_t>(spec.record_size);
+    for (const KeyField& field : spec.fields) {
+        // A byte string compares as memcmp: as unsigned big-endian numbers, 8 bytes at a time.
+        add_key_field(fixed, static_cast<std::uint32_t>(field.offset), static_cast<std::uint32_t>(field.length),
+                      field.is_bytes ? KeyKind::unsigned_int : key_kind(field.type), field.is_bytes || field.big_endian,
+                      field.descending);
+    }
+    return fixed;
+}
+
 void normalize_record_key(const KeySpec& spec, const std::byte* record, std::byte* out) {
-    for (const auto& f : spec.fields) {
-        const std::byte* field = record + f.offset;
-        if (f.is_bytes) {
-            for (std::size_t i = 0; i < f.length; ++i) out[i] = f.descending ? ~field[i] : field[i];
-        } else {
-            switch (f.length) {
-            case 1: put_number<std::uint8_t>(field, f, out); break;
-            case 2: put_number<std::uint16_t>(field, f, out); break;
-            case 4: put_number<std::uint32_t>(field, f, out); break;
-            default: put_number<std::uint64_t>(field, f, out); break;
-            }
-        }
-        out += f.length;
+    const FixedKeySpec fixed = fixed_key_spec(spec);
+    for (std::uint32_t p = 0; p < fixed.piece_count; ++p) {
+        const FixedKeyPiece& piece = fixed.pieces[p];
+        const std::uint64_t key = normalized_piece(reinterpret_cast<const unsigned char*>(record), piece);
+        for (std::uint32_t i = 0; i < piece.bytes; ++i) *out++ = std::byte((key >> (8 * (piece.bytes - 1 - i))) & 0xff);
     }
 }
 

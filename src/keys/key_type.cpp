@@ -1,38 +1,31 @@
-// Names, widths and kinds of the key types.
+// Names of the key types.
 #include "gpusort/key_type.hpp"
 
 namespace gpusort {
 
 namespace {
-struct KeyTypeInfo {
+struct KeyTypeName {
     KeyType type;
     std::string_view name;
-    std::size_t width;
-    KeyKind kind;
 };
-constexpr KeyTypeInfo kInfo[] = {
-    {KeyType::u8, "u8", 1, KeyKind::unsigned_int},   {KeyType::u16, "u16", 2, KeyKind::unsigned_int},
-    {KeyType::u32, "u32", 4, KeyKind::unsigned_int}, {KeyType::u64, "u64", 8, KeyKind::unsigned_int},
-    {KeyType::i8, "i8", 1, KeyKind::signed_int},     {KeyType::i16, "i16", 2, KeyKind::signed_int},
-    {KeyType::i32, "i32", 4, KeyKind::signed_int},   {KeyType::i64, "i64", 8, KeyKind::signed_int},
-    {KeyType::f32, "f32", 4, KeyKind::floating},     {KeyType::f64, "f64", 8, KeyKind::floating},
+constexpr KeyTypeName kNames[] = {
+    {KeyType::u8, "u8"},   {KeyType::u16, "u16"}, {KeyType::u32, "u32"}, {KeyType::u64, "u64"},
+    {KeyType::i8, "i8"},   {KeyType::i16, "i16"}, {KeyType::i32, "i32"}, {KeyType::i64, "i64"},
+    {KeyType::f32, "f32"}, {KeyType::f64, "f64"},
 };
-const KeyTypeInfo& info(KeyType type) { return kInfo[static_cast<int>(type)]; }
 }  // namespace
 
 std::optional<KeyType> parse_key_type(std::string_view name) {
-    for (const auto& entry : kInfo)
+    for (const auto& entry : kNames)
         if (entry.name == name) return entry.type;
     return std::nullopt;
 }
 
-std::string_view key_type_name(KeyType type) { return info(type).name; }
-std::size_t key_width(KeyType type) { return info(type).width; }
-KeyKind key_kind(KeyType type) { return info(type).kind; }
+std::string_view key_type_name(KeyType type) { return kNames[static_cast<int>(type)].name; }
 
 std::string key_type_list() {
     std::string list;
-    for (const auto& entry : kInfo) {
+    for (const auto& entry : kNames) {
         if (!list.empty()) list += ' ';
         list += entry.name;
     }

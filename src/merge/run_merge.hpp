@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,17 +52,6 @@ struct MergeTarget {
     // Counts the bytes written to the file or map, when set (a sink counts its own).
     ProgressCounters* progress = nullptr;
 };
-
-// Bytes of output per slice, at most, of a merge into a sequential output.
-inline constexpr std::uint64_t kInOrderSliceBytes = std::uint64_t{16} << 20;
-
-// Bytes of output per slice of a merge into a sequential output under `plan`: the 2 * merge_tasks
-// slices held at once take at most half of the merge memory besides the read buffers.
-inline std::uint64_t in_order_slice_bytes(const SortPlan& plan, std::size_t entry) {
-    const std::uint64_t smallest = std::max<std::uint64_t>(entry, kMinMergeBuffer);
-    return std::clamp<std::uint64_t>(plan.merge_memory / (4 * std::max(1u, plan.merge_tasks)), smallest,
-                                     std::max(smallest, kInOrderSliceBytes));
-}
 
 namespace detail {
 
@@ -179,7 +169,9 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     if (total == 0) return;
 
     const std::size_t entry = runs[0].entry_bytes;
-    const std::uint64_t slice_bytes = in_order_slice_bytes(plan, entry);
+    if (target.in_order && (plan.in_order_slice_bytes == 0 || plan.in_order_slice_buffers == 0))
+        throw std::logic_error("merge_runs: the plan has no in-order slices for a sequential output");
+    const std::uint64_t slice_bytes = plan.in_order_slice_bytes;
     const std::uint64_t slices =
         target.in_order ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
                         : plan.merge_slices(total);
@@ -207,7 +199,7 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
             [&] { return std::make_unique_for_overwrite<T[]>((workspace_bytes + sizeof(T) - 1) / sizeof(T)); });
         if (target.in_order) {
             // Each slice is merged straight into a buffer of its own, then handed on in order.
-            const std::size_t tokens = 2 * plan.merge_tasks;
+            const std::size_t tokens = plan.in_order_slice_buffers;
             std::uint64_t largest = 0;
             for (std::uint64_t s = 0; s < slices; ++s) largest = std::max(largest, cut.keys(s));
             tbb::concurrent_queue<std::byte*> free_buffers;
@@ -259,25 +251,19 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     });
 }
 
-// Merges groups of consecutive runs into new runs (in new temp files in tmp_dir) until at most
-// plan.fan_in runs are left, rewriting as few keys as possible. Returns the number of passes.
+// Merges groups of consecutive runs (plan.merge_groups) into new runs (in new temp files in
+// tmp_dir) until at most plan.fan_in runs are left. The new runs keep samples at the largest
+// stride of the runs (a stream's runs may have thinned theirs). Returns the number of passes.
 template <class T>
 unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, const std::string& tmp_dir,
                          std::uint64_t& bytes_spilled, ProgressCounters* progress = nullptr) {
     unsigned passes = 0;
+    std::uint64_t stride = plan.sample_stride;
+    for (const auto& run : runs) stride = std::max(stride, run.sample_stride);
     while (runs.size() > plan.fan_in) {
         ++passes;
-        std::size_t excess = runs.size() - plan.fan_in;
         std::vector<SortedRun<T>> next;
-        std::size_t i = 0;
-        // Each merge of g runs removes g - 1 of them; stop once the rest fit in one merge.
-        std::vector<std::pair<std::size_t, std::size_t>> groups;
-        while (excess > 0 && i < runs.size()) {
-            const std::size_t g = std::min({plan.fan_in, excess + 1, runs.size() - i});
-            if (g >= 2) groups.emplace_back(i, g);
-            excess -= g - 1;
-            i += g;
-        }
+        const std::vector<std::pair<std::size_t, std::size_t>> groups = plan.merge_groups(runs.size());
         std::uint64_t pass_keys = 0;
         for (auto [begin, count] : groups)
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
@@ -293,12 +279,12 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             for (; r < begin; ++r) next.push_back(std::move(runs[r]));
             std::uint64_t size = 0;
             for (std::size_t j = begin; j < begin + count; ++j) size += runs[j].size;
-            SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, plan.sample_stride, entry);
+            SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, stride, entry);
             MergeTarget<T> target;
             target.file = file.get();
             target.first = offset;
             target.samples = &merged.samples;
-            target.sample_stride = plan.sample_stride;
+            target.sample_stride = stride;
             target.progress = progress;
             merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
             offset += merged.size;

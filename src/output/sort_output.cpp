@@ -3,7 +3,6 @@
 #include "src/output/sort_output.hpp"
 
 #include "io/io_error.hpp"
-#include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
 #include "io/syscalls.hpp"
 #include "gpusort/sort_file.hpp"
@@ -13,25 +12,20 @@
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 namespace gpusort {
 
 void StreamOutput::append(std::uint64_t offset, std::span<const std::byte> bytes) {
     if (offset != position_) throw std::logic_error("a stream output was written out of order");
-    if (checker_) {
-        if (bytes.size() % record_size_ != 0) throw std::logic_error("a checked stream got part of a record");
-        if (!out_of_order_) out_of_order_ = checker_->check(bytes);
-        checksum_.add_records(bytes, record_size_);
+    if (verifier_) {
+        if (bytes.size() % verifier_->record_size() != 0) throw std::logic_error("a checked stream got part of a record");
+        verifier_->add(bytes);
     }
     writer_.write(bytes);
     position_ += bytes.size();
 }
 
-void StreamOutput::check_records(const KeySpec& spec, bool strict) {
-    record_size_ = spec.record_size;
-    checker_ = std::make_unique<OrderChecker>(spec, strict);
-}
+void StreamOutput::check_records(const KeySpec& spec, bool strict) { verifier_.emplace(spec, strict); }
 
 void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) const {
     if (stream)
@@ -43,14 +37,35 @@ void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) c
     if (progress) progress->add(bytes.size());
 }
 
-OutputTarget::OutputTarget(const OutputOptions& options) : name_(options.path == "-" ? "standard output" : options.path) {
+namespace {
+
+// A pipe, device or socket at `path`: written in place (it cannot be replaced by a rename).
+bool is_device(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+OutputShape output_shape(const std::string& path, std::optional<Compression> compression) {
+    OutputShape shape;
+    shape.compression = compression.value_or(compression_of(path));
+    const bool file = path != "-" && !is_device(path);
+    shape.sequential = !file || shape.compression != Compression::none;
+    if (file) shape.folder = io::parent_folder(io::follow_links(path));
+    return shape;
+}
+
+OutputTarget::OutputTarget(const OutputOptions& options)
+    : name_(options.path == "-" ? "standard output" : options.path),
+      verify_block_bytes_(options.verify_block_bytes),
+      verify_queue_(options.verify_queue) {
     compression_ = options.compression.value_or(compression_of(options.path));
     int fd = -1;
     if (options.path == "-") {
         fd = STDOUT_FILENO;
     } else {
-        struct stat st {};
-        if (::stat(options.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (is_device(options.path)) {
             // A pipe, device or socket: written in place (it cannot be replaced by a rename).
             const int device =
                 io::sys::retry_interrupted([&] { return io::sys::open(options.path.c_str(), O_WRONLY | O_CLOEXEC); });
@@ -66,7 +81,8 @@ OutputTarget::OutputTarget(const OutputOptions& options) : name_(options.path ==
         throw SortError("refusing to write binary records to a terminal: redirect standard output or name an OUTPUT file");
     if (fd >= 0) {
         writer_ = std::make_unique<io::StreamWriter>(fd, name_, compression_, std::max(1u, options.threads),
-                                                     options.compression_level);
+                                                     options.compression_level, options.block_bytes,
+                                                     options.blocks_in_flight);
         stream_ = std::make_unique<StreamOutput>(*writer_);
         output_.stream = stream_.get();
     } else {
@@ -109,8 +125,6 @@ void OutputTarget::finish(std::uint64_t bytes) {
 
 namespace {
 
-constexpr std::size_t kVerifyBlock = std::size_t{64} << 20;
-
 [[noreturn]] void verify_failed(const std::string& name, const std::string& what) {
     throw SortError("--verify: '" + name + "' " + what + "; the output was not kept");
 }
@@ -119,57 +133,30 @@ constexpr std::size_t kVerifyBlock = std::size_t{64} << 20;
 
 void OutputTarget::verify(const OutputExpectation& expected) const {
     const std::size_t record = expected.spec.record_size;
-    std::optional<std::uint64_t> out_of_order;
-    MultisetChecksum checksum;
+    std::optional<RecordVerifier> read_back;
+    const RecordVerifier* found = nullptr;
     std::uint64_t bytes = 0;
     if (in_place()) {
-        if (!stream_ || !stream_->checked()) throw std::logic_error("a stream output was not checked as written");
-        out_of_order = stream_->out_of_order();
-        checksum = stream_->checksum();
+        found = stream_ ? stream_->verifier() : nullptr;
+        if (!found) throw std::logic_error("a stream output was not checked as written");
         bytes = stream_->position();
     } else {
         if (output_.progress) output_.progress->start_phase(ProgressPhase::verifying, written_);
-        OrderChecker checker(expected.spec, expected.strict);
-        const std::size_t block_bytes = std::max<std::size_t>(1, kVerifyBlock / record) * record;
-        io::HostBuffer block(block_bytes);
-        auto check = [&](std::span<const std::byte> data) {
-            if (!out_of_order) out_of_order = checker.check(data);
-            checksum.add_records(data, record);
-            bytes += data.size();
-            if (output_.progress) output_.progress->add(data.size());
-        };
-        const io::File& file = atomic_->file();
-        if (writer_) {
-            // Read the compressed file back from its start through a second descriptor.
-            const int fd = ::dup(file.fd());
-            if (fd < 0) io::throw_errno("cannot read back", name_, errno);
-            io::File copy(fd, name_);
-            if (io::sys::lseek(fd, 0, SEEK_SET) != 0) io::throw_errno("cannot read back", name_, errno);
-            io::StreamReader reader(fd, name_, compression_);
-            for (;;) {
-                const std::size_t n = reader.read(std::span<std::byte>(block.data(), block_bytes));
-                if (n % record != 0) verify_failed(name_, "ends in the middle of a record");
-                if (n > 0) check(std::span<const std::byte>(block.data(), n));
-                if (n < block_bytes) break;
-            }
-        } else {
-            const std::uint64_t size = file.size();
-            if (size % record != 0) verify_failed(name_, "is not a multiple of the record size");
-            for (std::uint64_t offset = 0; offset < size; offset += block_bytes) {
-                const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block_bytes, size - offset));
-                io::read_parallel(file, offset, std::span<std::byte>(block.data(), n));
-                check(std::span<const std::byte>(block.data(), n));
-            }
-        }
+        found = &read_back.emplace(expected.spec, expected.strict);
+        bytes = verify_file({atomic_->file(), name_, compression_, verify_block_bytes_, verify_queue_}, *read_back,
+                            output_.progress);
+        if (bytes % record != 0)
+            verify_failed(name_, writer_ ? "ends in the middle of a record" : "is not a multiple of the record size");
     }
-    if (out_of_order) verify_failed(name_, "is out of order at record " + std::to_string(*out_of_order));
+    if (const auto out_of_order = found->first_out_of_order())
+        verify_failed(name_, "is out of order at record " + std::to_string(*out_of_order));
     if (bytes != expected.records * record)
         verify_failed(name_, "holds " + std::to_string(bytes / record) + " records, not " +
                                  std::to_string(expected.records));
-    if (checksum.count != expected.records)
-        verify_failed(name_, "was read back as " + std::to_string(checksum.count) + " records, not " +
+    if (found->records() != expected.records)
+        verify_failed(name_, "was read back as " + std::to_string(found->records()) + " records, not " +
                                  std::to_string(expected.records));
-    if (expected.checksum && !(checksum == *expected.checksum))
+    if (expected.checksum && !(found->checksum() == *expected.checksum))
         verify_failed(name_, "does not hold the same records as the input (checksums differ)");
 }
 

@@ -11,11 +11,11 @@
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
 #include "io/parallel_io.hpp"
+#include "io/stream_reader.hpp"
 #include "io/host_buffer.hpp"
 #include "gpusort/key_spec.hpp"
-#include "src/verify/order_check.hpp"
 #include "gpusort/progress.hpp"
-#include "src/verify/record_checksum.hpp"
+#include "src/verify/file_verifier.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -39,18 +39,13 @@ public:
     std::uint64_t position() const { return position_; }
 
     void check_records(const KeySpec& spec, bool strict);
-    // The first record out of order seen so far, and the checksum of all records written.
-    std::optional<std::uint64_t> out_of_order() const { return out_of_order_; }
-    const MultisetChecksum& checksum() const { return checksum_; }
-    bool checked() const { return checker_ != nullptr; }
+    // What the check found in the records written so far; null when they are not checked.
+    const RecordVerifier* verifier() const { return verifier_ ? &*verifier_ : nullptr; }
 
 private:
     io::StreamWriter& writer_;
     std::uint64_t position_ = 0;
-    std::size_t record_size_ = 0;
-    std::unique_ptr<OrderChecker> checker_;
-    std::optional<std::uint64_t> out_of_order_;
-    MultisetChecksum checksum_;
+    std::optional<RecordVerifier> verifier_;
 };
 
 struct SortOutput {
@@ -69,9 +64,26 @@ struct OutputOptions {
     std::string path;                            // "-": stdout
     std::optional<Compression> compression;  // forced; default: by the name's ending
     int compression_level = -1;                  // -1: the format's default
-    unsigned threads = 1;                        // compression threads
+    // The stream writer's queue of a compressed output, as planned: compressing threads, bytes
+    // per block and blocks in flight (0: the writer's defaults).
+    unsigned threads = 1;
+    std::size_t block_bytes = 0;
+    std::size_t blocks_in_flight = 0;
+    // --verify reads a file back in blocks of this size, a compressed one through this queue.
+    std::size_t verify_block_bytes = std::size_t{64} << 20;
+    io::StreamReaderQueue verify_queue = {};
     ProgressCounters* progress = nullptr;
 };
+
+// What OUTPUT is, found without opening or creating anything (OutputTarget opens it the same way):
+// stdout, a pipe or device written in place, or a file renamed into place (in `folder`, symbolic
+// links followed); written in order unless it is an uncompressed file.
+struct OutputShape {
+    bool sequential = false;
+    std::string folder;  // a file's folder; empty for stdout, pipes and devices
+    Compression compression = Compression::none;
+};
+OutputShape output_shape(const std::string& path, std::optional<Compression> compression);
 
 // What --verify checks the output against.
 struct OutputExpectation {
@@ -126,6 +138,8 @@ private:
     SortOutput output_;
     std::uint64_t reserved_ = 0;
     std::uint64_t written_ = 0;
+    std::size_t verify_block_bytes_;
+    io::StreamReaderQueue verify_queue_;
     bool may_map_ = true;
 };
 

@@ -1,5 +1,9 @@
-// plan_sort: chunk sizes, fan-in and merge buffers from the budgets; machine defaults.
+// plan_sort: every size of a sort from the budgets, the input and the sorter's capacity (the rules
+// are written next to each share of the budget); machine defaults.
 #include "gpusort/sort_plan.hpp"
+
+#include "io/stream_reader.hpp"
+#include "io/stream_writer.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -87,62 +91,278 @@ std::optional<std::uint64_t> address_space_room() {
 
 std::uint64_t address_space_overhead(unsigned threads) {
     // A thread's stack is as large as RLIMIT_STACK (8 MiB unless set otherwise); 96 MiB for a
-    // second malloc arena (64 MiB) and the buffers of streams.
+    // second malloc arena (64 MiB) and the state of the compression libraries.
     std::uint64_t stack = std::uint64_t{8} << 20;
     rlimit limit{};
     if (::getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) stack = limit.rlim_cur;
     return (std::uint64_t{96} << 20) + 2 * std::uint64_t{std::max(1u, threads)} * stack;
 }
 
-SortPlan plan_sort(std::uint64_t records, std::size_t record_size, const Budgets& budgets, const ChunkCapacity& capacity) {
+namespace {
+
+// A stream's queue (reader or writer) shrunk for a small budget takes blocks of a multiple of this.
+constexpr std::uint64_t kStreamBlockUnit = std::uint64_t{4} << 10;
+// Device memory left to the driver and other programs: a twentieth of the free memory, at least this.
+constexpr std::uint64_t kMinDeviceReserve = std::uint64_t{256} << 20;
+// A stream's sample stride and merge tasks are planned as for this many chunks (its size is not known).
+constexpr std::uint64_t kPlannedStreamChunks = 64;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// The most of the usable memory that the stream reader's and the stream writer's queues take.
+std::uint64_t reader_share(std::uint64_t usable) { return usable / 8; }
+std::uint64_t writer_share(std::uint64_t usable) { return usable / 4; }
+
+// The stream reader's queue: io's default blocks, smaller when they would take more than their
+// share. Planned for every sort: a compressed output is read back by --verify.
+ReaderPlan plan_reader(std::uint64_t usable) {
+    const io::StreamReaderQueue defaults;
+    ReaderPlan reader{defaults.block_bytes, defaults.queued_blocks};
+    const std::uint64_t share = reader_share(usable);
+    if (reader.memory() > share)
+        reader.block_bytes = std::max(kStreamBlockUnit, share / (reader.queued_blocks + 2) / kStreamBlockUnit * kStreamBlockUnit);
+    return reader;
+}
+
+// The stream writer's queue (a compressed output): the format's blocks, two in flight per
+// compressing thread, and each thread's encoder; within their share by fewer threads first,
+// smaller blocks only when one thread does not fit. An encoder larger than the share (xz's at
+// high levels under a small budget) is taken as it is, beside blocks that fill the share.
+WriterPlan plan_writer(const PlanInput& input, unsigned threads, std::uint64_t usable) {
+    if (input.output_compression == Compression::none) return {};
+    const Compression format = input.output_compression;
+    WriterPlan writer;
+    writer.block_bytes = io::StreamWriter::default_block_size(format, input.compression_level);
+    writer.compressing_threads = std::min(threads, io::StreamWriter::max_compressing_threads(format, input.compression_level));
+    writer.blocks_in_flight = 2 * std::size_t{writer.compressing_threads};
+    writer.encoder_bytes = io::StreamWriter::encoder_bytes(format, input.compression_level);
+    const std::uint64_t share = writer_share(usable);
+    while (writer.memory() > share && writer.compressing_threads > 1) {
+        --writer.compressing_threads;
+        writer.blocks_in_flight = 2 * std::size_t{writer.compressing_threads};
+    }
+    if (writer.memory() > share) {
+        const std::uint64_t for_blocks = share > writer.encoder_bytes ? share - writer.encoder_bytes : share;
+        writer.block_bytes =
+            std::max(kStreamBlockUnit, for_blocks / ((writer.blocks_in_flight + 1) * 2) / kStreamBlockUnit * kStreamBlockUnit);
+    }
+    return writer;
+}
+
+// The device's budget and staging: a reserve is left to the driver and other programs; pinned
+// staging takes the device's preferred size, at most a sixteenth of the host memory left
+// (`host`), at least one entry.
+DevicePlan plan_device(const DeviceCapacity& device, const Budgets& budgets, std::uint64_t host, std::size_t entry) {
+    DevicePlan plan;
+    plan.name = device.name;
+    plan.free_bytes = device.free_bytes;
+    plan.reserve_bytes = std::max(device.free_bytes / 20, kMinDeviceReserve);
+    const std::uint64_t available = device.free_bytes > plan.reserve_bytes ? device.free_bytes - plan.reserve_bytes : 0;
+    // A budget is an upper bound: one larger than what can be had shrinks to it (and so do the chunks).
+    plan.budget_bytes = std::min(budgets.device_memory_bytes.value_or(available), available);
+    plan.staging_bytes = std::max<std::uint64_t>(entry, std::min(device.preferred_staging_bytes, host / 16));
+    plan.slots = 2;
+    return plan;
+}
+
+// The host merge of about `runs` runs: tasks, in-order slices, buffers and fan-in from `available`
+// bytes. As many tasks as threads fit; into a sequential output, whose slices share the memory
+// with the read buffers, fewer where that lets one pass merge all runs.
+void plan_host_merge(SortPlan& plan, const PlanInput& input, std::uint64_t available, std::uint64_t runs) {
+    const std::size_t entry = input.entry_bytes;
+    // Records merged into a file that is not mapped are copied out of each output buffer into one
+    // more of the same size (RecordOutput); into a stream, out of each slice into one more slice.
+    plan.extra_buffers = input.entries_hold_records && !input.output_streamed ? 1 : 0;
+    // Each task holds one buffer per run (two at least), one for its output and the extra ones.
+    const std::uint64_t least_buffers = 3 + plan.extra_buffers;
+    auto slice_buffers = [&](unsigned tasks) -> std::size_t { return input.output_streamed ? 2 * std::size_t{tasks} : 0; };
+    auto slices_held = [&](unsigned tasks) -> std::size_t {
+        return slice_buffers(tasks) + (input.output_streamed && input.entries_hold_records ? 1 : 0);
+    };
+    // The 2 * tasks slices held at once take about half of the memory, less where the least read
+    // buffers would not fit beside them.
+    auto slice_bytes = [&](unsigned tasks) -> std::uint64_t {
+        if (!input.output_streamed) return 0;
+        const std::uint64_t smallest = std::max<std::uint64_t>(entry, kMinMergeBuffer);
+        const std::uint64_t wanted =
+            std::clamp<std::uint64_t>(available / (4 * std::uint64_t{tasks}), smallest, std::max(smallest, kMaxInOrderSlice));
+        const std::uint64_t reads = std::uint64_t{tasks} * least_buffers * kMinMergeBuffer;
+        return std::min(wanted, available > reads ? (available - reads) / slices_held(tasks) : 0);
+    };
+    auto merge_memory = [&](unsigned tasks) -> std::uint64_t {
+        const std::uint64_t slices = slices_held(tasks) * slice_bytes(tasks);
+        return available > slices ? available - slices : 0;
+    };
+    auto fits = [&](unsigned tasks) {
+        return merge_memory(tasks) / tasks / kMinMergeBuffer >= least_buffers &&
+               (!input.output_streamed || slice_bytes(tasks) >= entry);
+    };
+    auto one_pass = [&](unsigned tasks) {
+        return input.output_streamed && fits(tasks) &&
+               merge_memory(tasks) / tasks / kMinMergeBuffer >= runs + 1 + plan.extra_buffers;
+    };
+    plan.merge_tasks = plan.threads;
+    while (plan.merge_tasks > 1 && !one_pass(plan.merge_tasks)) --plan.merge_tasks;
+    if (!one_pass(plan.merge_tasks)) {
+        plan.merge_tasks = plan.threads;
+        while (plan.merge_tasks > 1 && !fits(plan.merge_tasks)) --plan.merge_tasks;
+    }
+    if (!fits(plan.merge_tasks)) throw std::invalid_argument("the memory budget is too small to merge");
+    plan.merge_memory = merge_memory(plan.merge_tasks);
+    plan.in_order_slice_bytes = slice_bytes(plan.merge_tasks);
+    plan.in_order_slice_buffers = slice_buffers(plan.merge_tasks);
+    plan.host.merge_buffers = plan.merge_memory;
+    plan.host.in_order_slices = slices_held(plan.merge_tasks) * plan.in_order_slice_bytes;
+    plan.fan_in = static_cast<std::size_t>(plan.merge_memory / plan.merge_tasks / kMinMergeBuffer - 1 - plan.extra_buffers);
+    if (input.max_fan_in) plan.fan_in = std::max<std::size_t>(2, std::min(plan.fan_in, *input.max_fan_in));
+}
+
+// Passes over the data of a host merge of `runs` runs: the intermediate ones, then the last.
+unsigned host_merge_passes(const SortPlan& plan, std::uint64_t runs) {
+    unsigned passes = 1;
+    for (std::size_t left = static_cast<std::size_t>(runs); left > plan.fan_in; ++passes)
+        for (auto [first, count] : plan.merge_groups(left)) left -= count - 1;
+    return passes;
+}
+
+}  // namespace
+
+SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity) {
     if (budgets.memory_bytes < kMinMemoryBudget)
         throw std::invalid_argument("the memory budget must be at least 1M");
     SortPlan plan;
-    plan.records = records;
-    plan.record_size = record_size;
-    plan.threads = std::max(1u, budgets.threads);
     plan.memory_bytes = budgets.memory_bytes;
+    plan.threads = std::max(1u, budgets.threads);
+    plan.size_known = input.records.has_value();
+    plan.records = input.records.value_or(0);
+    plan.record_size = input.record_size;
+    plan.entry_bytes = input.entry_bytes;
+    plan.output_streamed = input.output_streamed;
+    const std::size_t entry = input.entry_bytes;
+    auto limited = [&](std::uint64_t records) {
+        return input.max_run_records ? std::min(records, std::max<std::uint64_t>(1, *input.max_run_records)) : records;
+    };
 
-    const std::uint64_t usable = chunk_memory(budgets.memory_bytes);
-    const std::uint64_t bytes = records * record_size;
-    plan.in_memory = records <= capacity.one_slot;
-    if (plan.in_memory) {
-        plan.run_records = records;
-        return plan;
+    // A sixteenth of the budget is kept back for the sorter's scratch space and bookkeeping; the
+    // stream queues come first out of the rest.
+    const std::uint64_t usable = budgets.memory_bytes - budgets.memory_bytes / 16;
+    plan.reader = plan_reader(usable);
+    plan.writer = plan_writer(input, plan.threads, usable);
+    plan.host.reader = input.input_streamed ? plan.reader.memory() : 0;
+    plan.host.writer = plan.writer.memory();
+    // An encoder larger than the writer's share (xz's at high levels) is taken beyond the budget.
+    const std::uint64_t rest = usable - plan.host.reader - std::min(plan.host.writer, writer_share(usable));
+    // --verify runs once all else is freed: a block of the file, and the reader of a compressed one.
+    plan.verify_block_bytes =
+        std::max<std::uint64_t>(1, std::min(kMaxVerifyBlock, usable / 2) / input.record_size) * input.record_size;
+
+    // The chunk sorter's memory: the host's (a CPU sorter; half of it when a stream's two chunk
+    // buffers take the other half), or the device's with pinned staging on the host.
+    std::uint64_t host = rest;  // host memory besides the sorter's on a device
+    if (capacity.device) {
+        plan.device = plan_device(*capacity.device, budgets, rest, entry);
+        plan.chunk_memory.device_bytes = plan.device->budget_bytes;
+        plan.chunk_memory.staging_bytes = plan.device->staging_bytes;
+        host = rest - std::min(rest, plan.device->staging_memory());
+        plan.host.staging = plan.device->staging_memory();
+    } else {
+        plan.chunk_memory.host_bytes = plan.size_known ? rest : rest / 2;
+        plan.host.sorter = plan.chunk_memory.host_bytes;
     }
 
-    // Two chunks at once: one is read while the other is sorted and written.
-    if (capacity.per_slot_of_two == 0)
-        throw std::invalid_argument("the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
-    plan.run_records = capacity.per_slot_of_two;
-    plan.runs_in_memory = !capacity.uses_host_memory && bytes <= usable / 2;
+    const std::uint64_t sample_budget = std::max<std::uint64_t>(host / 32, entry);
+    if (plan.size_known) {
+        plan.one_chunk_records = limited(capacity.records(1, plan.chunk_memory));
+        plan.in_memory = plan.records <= plan.one_chunk_records;
+        if (plan.in_memory) {
+            plan.run_records = plan.records;
+            plan.runs = plan.records > 0 ? 1 : 0;
+            if (plan.device) plan.device->slots = 1;
+        } else {
+            // Two chunks at once: one is read while the other is sorted and written.
+            plan.run_records = limited(capacity.records(2, plan.chunk_memory));
+            if (plan.run_records == 0)
+                throw std::invalid_argument(
+                    "the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
+            plan.runs = ceil_div(plan.records, plan.run_records);
+            plan.runs_in_memory = plan.device && plan.records * entry <= host / 2;
+            // Samples of all runs take at most 1/32 of the memory (and one record in 1024 at most).
+            plan.sample_stride = round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(plan.records * entry, sample_budget)));
+            plan.sample_memory = (plan.records / plan.sample_stride + 1) * entry;
+        }
+        if (plan.device) plan.host.staging = plan.device->staging_memory();  // one slot for one chunk
+    } else {
+        // A stream is read into two chunk buffers (the host memory besides the sorter's), one while
+        // the other is sorted. Ending within the first two, it is sorted as one chunk.
+        const std::uint64_t buffers = plan.device ? host : rest - plan.chunk_memory.host_bytes;
+        const std::uint64_t chunk =
+            limited(std::min(capacity.records(2, plan.chunk_memory), buffers / 2 / input.record_size));
+        if (chunk == 0)
+            throw std::invalid_argument("the memory budget holds no record of a streamed input; give more --memory");
+        plan.in_memory = false;
+        plan.one_chunk_records = std::min(capacity.records(1, plan.chunk_memory), 2 * chunk);
+        plan.run_records = chunk;
+        plan.stream_chunk_bytes = chunk * input.record_size;
+        plan.host.stream_chunks = 2 * plan.stream_chunk_bytes;
+        // Its samples are planned as for kPlannedStreamChunks chunks; a longer stream's runs thin
+        // theirs out to stay within the same share.
+        plan.sample_stride =
+            round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(kPlannedStreamChunks * chunk * entry, sample_budget)));
+        plan.sample_memory = sample_budget;
+    }
+    plan.host.samples = plan.sample_memory;
+    plan.host.runs = plan.runs_in_memory ? plan.records * entry : 0;
 
-    // Samples of all runs take at most 1/32 of the budget (and one record in 1024 at most).
-    const std::uint64_t sample_budget = std::max<std::uint64_t>(usable / 32, record_size);
-    plan.sample_stride =
-        round_up_pow2(std::max<std::uint64_t>(1024, (bytes + sample_budget - 1) / sample_budget));
-    const std::uint64_t sample_bytes = (records / plan.sample_stride + 1) * record_size;
+    if (!plan.in_memory) {
+        plan.merge_on_device = plan.device && !input.entries_hold_records;
+        if (plan.merge_on_device) {
+            // The GPU merges by sorting exact slices of all runs, in one pass (in order, one slice
+            // at a time, for a stream).
+            plan.device_merge_slots = input.output_streamed ? 1 : 2;
+            plan.merge_passes = 1;
+        } else {
+            plan_host_merge(plan, input, host - std::min(host / 2, plan.sample_memory + plan.host.runs),
+                            plan.size_known ? plan.runs : kPlannedStreamChunks);
+            if (plan.size_known) plan.merge_passes = host_merge_passes(plan, plan.runs);
+        }
+    }
 
-    plan.merge_memory = usable - std::min(usable / 2, sample_bytes + (plan.runs_in_memory ? bytes : 0));
-    plan.merge_tasks = plan.threads;
-    // Each task holds one buffer per run plus one for its output.
-    while (plan.merge_tasks > 1 && plan.merge_memory / plan.merge_tasks / kMinMergeBuffer < 3)
-        --plan.merge_tasks;
-    plan.fan_in = static_cast<std::size_t>(plan.merge_memory / plan.merge_tasks / kMinMergeBuffer - 1);
-    if (plan.fan_in < 2) throw std::invalid_argument("the memory budget is too small to merge");
+    // Disk: the output (a file of known size), and the spilled runs, with a second copy of them
+    // while an intermediate merge pass runs.
+    if (plan.size_known) {
+        if (!input.output_streamed && !input.output_folder.empty())
+            plan.disk.push_back(
+                {input.output_folder, plan.records * input.record_size, "the output '" + input.output_name + "'"});
+        if (!plan.in_memory && !plan.runs_in_memory)
+            plan.disk.push_back({input.tmp_dir, plan.records * entry * (plan.merge_passes > 1 ? 2 : 1), "sorted runs"});
+    }
     return plan;
 }
 
 std::uint64_t SortPlan::merge_buffer_bytes(std::size_t runs) const {
-    std::uint64_t per_buffer = merge_memory / merge_tasks / (runs + 1);
+    std::uint64_t per_buffer = merge_memory / merge_tasks / (runs + 1 + extra_buffers);
     per_buffer = std::clamp(per_buffer, kMinMergeBuffer, kMaxMergeBuffer);
-    return std::max<std::uint64_t>(per_buffer / record_size, 1) * record_size;
+    return std::max<std::uint64_t>(per_buffer / entry_bytes, 1) * entry_bytes;
 }
 
 std::uint64_t SortPlan::merge_slices(std::uint64_t out_records) const {
-    const std::uint64_t bytes = out_records * record_size;
+    const std::uint64_t bytes = out_records * entry_bytes;
     const std::uint64_t by_size = std::max<std::uint64_t>(1, bytes / kMinMergeSlice);
     return std::max<std::uint64_t>(1, std::min<std::uint64_t>(by_size, std::uint64_t{4} * merge_tasks));
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> SortPlan::merge_groups(std::size_t runs) const {
+    std::vector<std::pair<std::size_t, std::size_t>> groups;
+    if (runs <= fan_in) return groups;
+    // Each merge of g runs removes g - 1 of them; stop once the rest fit in one merge.
+    std::size_t excess = runs - fan_in;
+    for (std::size_t i = 0; excess > 0 && i < runs;) {
+        const std::size_t g = std::min({fan_in, excess + 1, runs - i});
+        if (g >= 2) groups.emplace_back(i, g);
+        excess -= g - 1;
+        i += g;
+    }
+    return groups;
 }
 
 }  // namespace gpusort

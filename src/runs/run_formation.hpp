@@ -1,11 +1,11 @@
 // Run formation: the input is cut into chunks of plan.run_records records; the ChunkSorter sorts
 // each (two at once, in its two slots, so one chunk is read while the other is sorted and
 // written) and its sorted entries (normalised keys, each followed by its record when records
-// are sorted: plan.record_size bytes per entry) become a run: in one spill file, or in one host
+// are sorted: plan.entry_bytes bytes per entry) become a run: in one spill file, or in one host
 // buffer when plan.runs_in_memory. Every sample_stride-th key of each run is kept in memory.
 // form_runs reads a file of known size at any offsets; form_runs_from_stream reads a stream of
 // unknown size front to back into two host buffers, one chunk after the other, and spills each
-// run as it comes.
+// run as it comes, thinning the samples out as the stream grows to keep them within the plan's.
 #pragma once
 
 #include "io/file.hpp"
@@ -34,7 +34,7 @@ using ReadAt = std::function<void(std::uint64_t offset, std::span<std::byte> byt
 template <class T>
 std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width, const SortPlan& plan,
                                     ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times) {
-    const std::size_t entry = plan.record_size;
+    const std::size_t entry = plan.entry_bytes;
     const std::uint64_t total = plan.records;
     const std::uint64_t chunk = plan.run_records;
     const std::uint64_t chunks = (total + chunk - 1) / chunk;
@@ -55,7 +55,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
                               : SortedRun<T>::in_file(spill, c * chunk, size, plan.sample_stride, entry));
     }
     const std::size_t slots = chunks > 1 ? 2 : 1;
-    sorter.prepare(slots, std::min(chunk, total));
+    sorter.prepare(slots, std::min(chunk, total), plan.chunk_memory);
 
     std::mutex times_mutex;
     run_in_slots(chunks, slots, [&](std::uint64_t c, std::size_t slot) {
@@ -97,23 +97,43 @@ struct StreamChunks {
 };
 
 // Runs from a stream. `pre_read` chunks are already in the buffers (slot 0, then 1); the rest
-// are read as the slots free up. Every run goes into one spill file that grows run by run.
+// are read as the slots free up. Every run goes into one spill file that grows run by run. The
+// runs take plan.sample_stride until their samples would outgrow plan.sample_memory; then the
+// stride doubles, and the runs already formed keep every other sample.
 template <class T>
 std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_t pre_read,
                                                 const std::function<std::size_t(std::span<std::byte>)>& read_next,
                                                 const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
                                                 PhaseTimes& times) {
-    const std::size_t entry = plan.record_size;
+    const std::size_t entry = plan.entry_bytes;
     auto spill = std::make_shared<io::File>(io::create_temp_file(tmp_dir));
     std::vector<std::unique_ptr<SortedRun<T>>> runs;
-    sorter.prepare(2, chunks.chunk_records);
+    std::vector<bool> formed;  // runs whose samples are all taken (guarded by the mutex below)
+    std::uint64_t stride = plan.sample_stride;
+    sorter.prepare(2, chunks.chunk_records, plan.chunk_memory);
+    // The stride for a new run of n entries: doubled (and the formed runs thinned out) while all the
+    // samples would take more than the plan's share, up to one sample per chunk.
+    auto stride_for = [&](std::uint64_t n) {
+        auto sample_bytes = [&] {
+            std::uint64_t bytes = (n + stride - 1) / stride * sizeof(T);
+            for (const auto& run : runs) bytes += run->samples.size() * sizeof(T);
+            return bytes;
+        };
+        while (sample_bytes() > plan.sample_memory && stride < chunks.chunk_records) {
+            stride *= 2;
+            for (std::size_t r = 0; r < runs.size(); ++r)
+                if (formed[r]) thin_samples(*runs[r], stride);
+        }
+        return stride;
+    };
 
     struct Chunk {
         SortedRun<T>* run = nullptr;
+        std::size_t index = 0;  // of the run
         std::size_t slot = 0;
     };
     std::uint64_t next = 0, position = 0;
-    std::mutex mutex;  // guards free_slots and times
+    std::mutex mutex;  // guards free_slots, times, formed and the samples of formed runs
     // Chunks may finish out of order (a thread waiting inside one chunk's sort can run the other
     // chunk to its end), so a chunk takes whichever slot is free, not c % 2; the chunks already
     // read lie in slots 0 and 1 and take those (chunk 0 may be done before chunk 1 starts).
@@ -148,11 +168,15 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                                               return {};
                                           }
                                           spill->allocate(position * entry, n * entry);
-                                          runs.push_back(std::make_unique<SortedRun<T>>(
-                                              SortedRun<T>::in_file(spill, position, n, plan.sample_stride, entry)));
+                                          {
+                                              std::lock_guard lock(mutex);
+                                              runs.push_back(std::make_unique<SortedRun<T>>(
+                                                  SortedRun<T>::in_file(spill, position, n, stride_for(n), entry)));
+                                              formed.push_back(false);
+                                          }
                                           position += n;
                                           ++next;
-                                          return Chunk{runs.back().get(), slot};
+                                          return Chunk{runs.back().get(), runs.size() - 1, slot};
                                       }) &
             tbb::make_filter<Chunk, void>(tbb::filter_mode::parallel, [&](Chunk c) {
                 SortedRun<T>& run = *c.run;
@@ -162,12 +186,13 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                     io::copy_parallel(bytes.data(), std::span<const std::byte>(data + first * chunks.input_width, bytes.size()));
                 };
                 chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-                    take_samples<T>(bytes, entry, first, plan.sample_stride, run.samples);
+                    take_samples<T>(bytes, entry, first, run.sample_stride, run.samples);
                     io::write_parallel(*spill, (run.first + first) * entry, bytes);
                 };
                 const PhaseTimes chunk_times = sorter.sort_chunk(c.slot, run.size, ChunkForm::raw_to_normalized, chunk_io);
                 std::lock_guard lock(mutex);
                 times += chunk_times;
+                formed[c.index] = true;
                 free_slots.push_back(c.slot);
             }));
     std::vector<SortedRun<T>> result;

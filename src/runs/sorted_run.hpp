@@ -15,6 +15,9 @@
 
 namespace gpusort {
 
+// Bytes of entries read at once to take their keys (a thread's scratch space).
+inline constexpr std::size_t kEntryPieceBytes = std::size_t{1} << 20;
+
 template <class T>
 struct SortedRun {
     // Keeps the run's spill file or host buffer alive; freed with the last run that uses it.
@@ -63,10 +66,15 @@ struct SortedRun {
             read_entries(pos, out.size(), reinterpret_cast<std::byte*>(out.data()));
             return;
         }
+        // A piece of entries at a time: a window of large records would take much memory.
+        const std::size_t piece = std::max<std::size_t>(1, kEntryPieceBytes / entry_bytes);
         thread_local std::vector<std::byte> entries;
-        entries.resize(out.size() * entry_bytes);
-        read_entries(pos, out.size(), entries.data());
-        for (std::size_t i = 0; i < out.size(); ++i) std::memcpy(&out[i], entries.data() + i * entry_bytes, sizeof(T));
+        for (std::size_t done = 0; done < out.size(); done += piece) {
+            const std::size_t n = std::min(piece, out.size() - done);
+            entries.resize(n * entry_bytes);
+            read_entries(pos + done, n, entries.data());
+            for (std::size_t i = 0; i < n; ++i) std::memcpy(&out[done + i], entries.data() + i * entry_bytes, sizeof(T));
+        }
     }
 
 private:
@@ -94,6 +102,19 @@ void take_samples(std::span<const std::byte> entries, std::size_t entry_bytes, s
 template <class T>
 void take_samples(std::span<const T> keys, std::uint64_t first_pos, std::uint64_t stride, std::vector<T>& samples) {
     take_samples<T>(std::as_bytes(keys), sizeof(T), first_pos, stride, samples);
+}
+
+// Keeps the samples at every `stride`-th position of the run (a multiple of its stride), so that
+// its samples take less memory; the run's stride becomes `stride`.
+template <class T>
+void thin_samples(SortedRun<T>& run, std::uint64_t stride) {
+    if (stride <= run.sample_stride) return;
+    const std::uint64_t step = stride / run.sample_stride;
+    const std::uint64_t kept = (run.size + stride - 1) / stride;
+    for (std::uint64_t i = 0; i < kept; ++i) run.samples[i] = run.samples[i * step];
+    run.samples.resize(kept);
+    run.samples.shrink_to_fit();
+    run.sample_stride = stride;
 }
 
 // A sorted run as the selection sees it. first_true(lo, hi, pred) returns the first position

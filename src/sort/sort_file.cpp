@@ -1,9 +1,9 @@
-// sort_file: opens the input (a file read at any offsets, or a stream) and the output (a file
-// renamed into place when complete, or a stream), chooses the chunk sorter, plans from the
-// budgets, then either sorts the input as one chunk straight into the output or forms runs and
-// merges them; finally verifies (--verify) and commits. Whole-record keys (--type) and records
-// with a key spec take the same steps; runs of records hold entries (record_layout.hpp) and are
-// merged on the host.
+// sort_file: opens the input (a file read at any offsets, or a stream), looks at the output,
+// chooses the chunk sorter and plans every size from the budgets (plan_file stops there), then
+// opens the output (a file renamed into place when complete, or a stream) and either sorts the
+// input as one chunk straight into it or forms runs and merges them; finally verifies (--verify)
+// and commits. Whole-record keys (--type) and records with a key spec take the same steps; runs of
+// records hold entries (record_layout.hpp) and are merged on the host.
 #include "gpusort/sort_file.hpp"
 
 #include "io/file.hpp"
@@ -18,9 +18,9 @@
 #include "src/merge/slice_merge.hpp"
 #include "src/input/sort_input.hpp"
 #include "src/output/sort_output.hpp"
+#include "src/plan/plan_report.hpp"
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -40,8 +40,8 @@ namespace {
 // copy. Waits for that work when it goes out of scope, an exception included.
 class OutputPrefault {
 public:
-    OutputPrefault(const SortOutput& output, const ChunkSorter& sorter) {
-        if (!output.mapping || sorter.chunks_in_host_memory()) return;
+    OutputPrefault(const SortOutput& output, const SortPlan& plan) {
+        if (!output.mapping || !plan.device) return;
         const io::FileMapping& mapping = *output.mapping;
         group_.run([&mapping] {
             constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
@@ -59,6 +59,106 @@ private:
     tbb::task_group group_;
 };
 
+// A sort up to its plan: the key, the budgets, the input (opened, not read yet), what the output
+// is (not opened yet), where runs go and the chunk sorter; nothing is written or created.
+struct PlannedSort {
+    explicit PlannedSort(const SortOptions& options);
+
+    KeySpec spec;              // the records' key (whole-record keys included)
+    bool records = false;      // runs hold entries of key words and record
+    std::size_t width = 0;     // bytes per input record
+    bool address_space_limited = false;  // under ulimit -v (set by budgets_of, so declared before budgets)
+    Budgets budgets;
+    SortInput input;
+    OutputShape output;
+    std::string tmp_dir;
+    std::unique_ptr<ChunkSorter> sorter;
+    SortPlan plan;
+
+private:
+    // Records with a key spec, or whole-record keys that --unique needs to see as records.
+    static bool sorts_records(const SortOptions& options) { return options.records || options.unique; }
+    static KeySpec key_of(const SortOptions& options);
+    static Budgets budgets_of(const SortOptions& options, bool& address_space_limited);
+};
+
+KeySpec PlannedSort::key_of(const SortOptions& options) {
+    const KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
+    if (sorts_records(options)) spec.validate();
+    return spec;
+}
+
+Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_limited) {
+    Budgets budgets;
+    budgets.memory_bytes = options.memory_bytes.value_or(default_memory_budget());
+    budgets.threads = std::max(1u, options.threads.value_or(default_threads()));
+    budgets.device_memory_bytes = options.device_memory_bytes;
+    if (budgets.memory_bytes < kMinMemoryBudget) throw std::invalid_argument("the memory budget must be at least 1M");
+    // Under a limit on the address space the budget and the threads' stacks must fit in what is left
+    // of it, checked now: a thread that cannot be started later would end the program.
+    const std::optional<std::uint64_t> address_space = address_space_room();
+    address_space_limited = address_space.has_value();
+    if (address_space) {
+        const std::uint64_t overhead = address_space_overhead(budgets.threads);
+        const std::uint64_t room = *address_space > overhead ? *address_space - overhead : 0;
+        if (!options.memory_bytes) budgets.memory_bytes = std::max(kMinMemoryBudget, std::min(budgets.memory_bytes, room));
+        if (budgets.memory_bytes + overhead > *address_space)
+            throw SortError("cannot sort " + (options.input == "-" ? "standard input" : "'" + options.input + "'") +
+                            ": out of memory under the address-space limit (ulimit -v): " +
+                            size_text(*address_space) + " are left, the --memory budget of " +
+                            size_text(budgets.memory_bytes) + " and " + std::to_string(budgets.threads) +
+                            " threads need " + size_text(budgets.memory_bytes + overhead) +
+                            "; give a smaller --memory or --threads");
+    }
+    return budgets;
+}
+
+PlannedSort::PlannedSort(const SortOptions& options)
+    : spec(key_of(options)),
+      records(sorts_records(options)),
+      width(records ? spec.record_size : key_width(options.order.type)),
+      budgets(budgets_of(options, address_space_limited)),
+      input({options.input, options.input_compression, width, options.verify && !options.unique, options.progress}),
+      output(output_shape(options.output, options.output_compression)) {
+    if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
+    // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
+    tmp_dir = options.tmp_dir.value_or(output.folder);
+    if (tmp_dir.empty()) {
+        const char* env = std::getenv("TMPDIR");
+        tmp_dir = env && *env ? env : "/tmp";
+    }
+    if (!input.streamed() && input.size() % width != 0)
+        throw SortError("'" + input.name() + "' is " + std::to_string(input.size()) +
+                        " bytes long, which is not a multiple of the record size " + std::to_string(width) +
+                        (options.records ? "" : " (" + std::string(key_type_name(options.order.type)) + ")"));
+    sorter = make_chunk_sorter(options, records ? &spec : nullptr, budgets.threads);
+
+    PlanInput what;
+    if (!input.streamed()) what.records = input.size() / width;
+    what.record_size = width;
+    what.entry_bytes = records ? entry_bytes(spec) : width;
+    what.entries_hold_records = records;
+    what.input_streamed = input.streamed();
+    what.output_streamed = output.sequential;
+    what.output_compression = output.compression;
+    what.compression_level = options.compression_level;
+    what.output_name = options.output;
+    what.output_folder = output.folder;
+    what.tmp_dir = tmp_dir;
+    what.max_fan_in = options.max_fan_in;
+    what.max_run_records = options.max_run_records;
+    ChunkSorter& chunk_sorter = *sorter;
+    const ChunkCapacity capacity{
+        [&chunk_sorter](std::size_t slots, const ChunkMemory& memory) { return chunk_sorter.capacity(slots, memory); },
+        chunk_sorter.device()};
+    plan = plan_sort(what, budgets, capacity);
+}
+
+// The stream reader's queue as planned (a streamed input; --verify of a compressed output).
+io::StreamReaderQueue reader_queue(const SortPlan& plan) {
+    return {static_cast<std::size_t>(plan.reader.block_bytes), plan.reader.queued_blocks};
+}
+
 // What the steps of one sort share.
 struct SortJob {
     const SortOptions& options;
@@ -66,12 +166,11 @@ struct SortJob {
     OutputTarget& target;
     ChunkSorter& sorter;
     SortReport& report;
-    Budgets budgets;
+    const SortPlan& plan;
     KeySpec spec;            // the records' key (whole-record keys included)
     bool records = false;    // runs hold entries of key words and record
     std::size_t width = 0;   // bytes per input record
     std::string tmp_dir;
-    std::size_t entry_bytes() const { return records ? gpusort::entry_bytes(spec) : width; }
     void phase(ProgressPhase p, std::uint64_t total) const {
         if (options.progress) options.progress->start_phase(p, total);
     }
@@ -85,7 +184,7 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
     report.runs = records > 0 ? 1 : 0;
     report.output_records = records;
     if (records == 0) return;
-    OutputPrefault prefault(output, job.sorter);
+    OutputPrefault prefault(output, job.plan);
     std::optional<RecordOutput> unique;
     if (job.options.unique) unique.emplace(output, 8 * key_words(job.spec), job.spec.record_size, true, 1);
     ChunkIo chunk_io;
@@ -96,48 +195,51 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
         else
             output.write(first * job.width, bytes);
     };
-    job.sorter.prepare(1, records);
+    job.sorter.prepare(1, records, job.plan.chunk_memory);
     report.times += job.sorter.sort_chunk(0, records, unique ? ChunkForm::raw_to_normalized : ChunkForm::raw_to_raw,
                                           chunk_io);
     if (unique) report.output_records = unique->finish();
 }
 
-// Merges the runs into the output, in as many passes as the plan's fan-in needs.
+// Merges the runs, of `records` records in all, into the output: on the device in one pass, or
+// on the host in as many passes as the plan's fan-in needs.
 template <class T>
-void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, const SortPlan& plan, const SortOutput& output) {
+void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
     SortReport& report = job.report;
+    const SortPlan& plan = job.plan;
     report.runs = runs.size();
-    report.bytes_spilled = plan.runs_in_memory ? 0 : plan.records * plan.record_size;
-    // The chunk buffers of a CPU sorter are not used by the merge: their memory goes back first.
-    if (job.sorter.chunks_in_host_memory()) job.sorter.prepare(0, 0);
+    report.bytes_spilled = plan.runs_in_memory ? 0 : records * plan.entry_bytes;
     ScopedPhase phase(report.times.merge);
+    if (plan.merge_on_device) {
+        // The GPU merges by sorting exact slices of all runs (plain keys only).
+        if constexpr (std::is_unsigned_v<T>) {
+            report.merge_passes = plan.merge_passes;
+            report.output_records = records;
+            job.phase(ProgressPhase::writing, records * job.width);
+            merge_by_sorting_slices<T>(runs, job.sorter, plan.run_records, plan.device_merge_slots,
+                                       [&](std::uint64_t first, std::span<const std::byte> bytes) {
+                                           output.write(first * sizeof(T), bytes);
+                                       });
+        }
+        return;
+    }
+    // The chunk buffers of a CPU sorter are not used by a merge on the host: their memory goes back
+    // first (a GPU sorter keeps its pinned staging, as planned, rather than pin it again later).
+    if (!plan.device) job.sorter.prepare(0, 0, plan.chunk_memory);
+    report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.options.progress) + 1;
+    job.phase(ProgressPhase::writing, records * job.width);
     MergeTarget<T> target;
     target.in_order = output.sequential();
     if constexpr (!std::is_unsigned_v<T>) {
         // Entries of key words and record: the keys are stripped (and duplicates dropped) on the way out.
-        report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.options.progress) + 1;
-        job.phase(ProgressPhase::writing, plan.records * job.width);
-        RecordOutput records(output, sizeof(T), job.spec.record_size, job.options.unique, plan.merge_slices(plan.records));
+        RecordOutput out(output, sizeof(T), job.spec.record_size, job.options.unique, plan.merge_slices(records));
         target.sink = [&](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
-            records.put(slice, rank, entries);
+            out.put(slice, rank, entries);
         };
         merge_runs<T>(runs, target, plan);
-        report.output_records = records.finish();
+        report.output_records = out.finish();
     } else {
-        report.output_records = plan.records;
-        if (!job.sorter.chunks_in_host_memory()) {
-            // The GPU merges by sorting exact slices of all runs, in one pass (in order, one slice
-            // at a time, for a stream).
-            report.merge_passes = 1;
-            job.phase(ProgressPhase::writing, plan.records * job.width);
-            merge_by_sorting_slices<T>(runs, job.sorter, plan.run_records, output.sequential() ? 1 : 2,
-                                       [&](std::uint64_t first, std::span<const std::byte> bytes) {
-                                           output.write(first * sizeof(T), bytes);
-                                       });
-            return;
-        }
-        report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.options.progress) + 1;
-        job.phase(ProgressPhase::writing, plan.records * job.width);
+        report.output_records = records;
         if (output.sequential()) {
             target.sink = [&](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
                 output.write(rank * sizeof(T), keys);
@@ -175,31 +277,9 @@ void with_key_type(const SortJob& job, F&& f) {
     }
 }
 
-std::string size_text(std::uint64_t bytes) {
-    char text[64];
-    if (bytes >= (std::uint64_t{1} << 30))
-        std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
-    else
-        std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-    return text;
-}
-
-// Free space needed up front: the output (when its size is known) and the spilled runs, with a
-// second copy of them when the merge takes more than one pass.
-void check_free_space(const SortJob& job, const SortPlan& plan) {
-    struct Need {
-        std::string folder;
-        std::uint64_t bytes = 0;
-        std::string what;
-    };
-    std::vector<Need> needs;
-    if (!job.target.sequential() && !job.target.folder().empty())
-        needs.push_back({job.target.folder(), plan.records * job.width, "the output '" + job.target.name() + "'"});
-    if (!plan.in_memory && !plan.runs_in_memory) {
-        const std::uint64_t chunks = (plan.records + plan.run_records - 1) / plan.run_records;
-        const std::uint64_t spill = plan.records * plan.record_size * (chunks > plan.fan_in ? 2 : 1);
-        needs.push_back({job.tmp_dir, spill, "sorted runs"});
-    }
+// Free space needed up front, as planned: the output (when its size is known) and the spilled runs.
+void check_free_space(const SortPlan& plan) {
+    const std::vector<DiskNeed>& needs = plan.disk;
     // Needs on one file system add up.
     for (std::size_t i = 0; i < needs.size(); ++i) {
         std::uint64_t total = 0;
@@ -216,34 +296,13 @@ void check_free_space(const SortJob& job, const SortPlan& plan) {
     }
 }
 
-// Records the sorter may take as one chunk, cut down by the max_run_records testing aid.
-std::uint64_t chunk_limit(const SortJob& job, std::uint64_t records) {
-    const auto& limit = job.options.max_run_records;
-    return limit ? std::min(records, std::max<std::uint64_t>(1, *limit)) : records;
-}
-
-// Plans from the budgets and the sorter's capacity for a chunk.
-SortPlan make_plan(const SortJob& job, std::uint64_t records, const ChunkCapacity& capacity) {
-    SortPlan plan = plan_sort(records, job.entry_bytes(), job.budgets, capacity);
-    if (job.options.max_fan_in) plan.fan_in = std::max<std::size_t>(2, std::min(plan.fan_in, *job.options.max_fan_in));
-    return plan;
-}
-
 // A file of known size, read at any offsets.
 void sort_known_size(SortJob& job) {
     SortReport& report = job.report;
+    const SortPlan& plan = job.plan;
     report.bytes = job.input.size();
-    if (report.bytes % job.width != 0)
-        throw SortError("'" + job.input.name() + "' is " + std::to_string(report.bytes) +
-                        " bytes long, which is not a multiple of the record size " + std::to_string(job.width) +
-                        (job.options.records ? "" : " (" + std::string(key_type_name(job.options.order.type)) + ")"));
-    report.records = report.bytes / job.width;
-    const std::uint64_t memory = chunk_memory(job.budgets.memory_bytes);
-    const ChunkCapacity capacity{chunk_limit(job, job.sorter.capacity(1, memory)),
-                                 chunk_limit(job, job.sorter.capacity(2, memory)), job.sorter.chunks_in_host_memory()};
-    report.plan = make_plan(job, report.records, capacity);
-    const SortPlan& plan = report.plan;
-    check_free_space(job, plan);
+    report.records = plan.records;
+    check_free_space(plan);
     const SortOutput& output = job.target.open(report.bytes);
     job.phase(ProgressPhase::sorting, report.bytes);
     auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { job.input.read_at(offset, bytes); };
@@ -256,25 +315,19 @@ void sort_known_size(SortJob& job) {
         // No OutputPrefault here: during run formation the host's threads are busy with the runs, and
         // faulting in the output then slowed the whole sort down on the GPU machine.
         std::vector<SortedRun<T>> runs = form_runs<T>(read, job.width, plan, job.sorter, job.tmp_dir, report.times);
-        merge_into_output<T>(job, runs, plan, output);
+        merge_into_output<T>(job, runs, plan.records, output);
     });
 }
 
 // A stream of unknown size (stdin, a pipe, a compressed file), read front to back. Chunks are
-// read into host buffers; when the stream ends within the first two, it is sorted as one chunk,
-// otherwise each chunk becomes a run as it comes.
+// read into the plan's two host buffers; when the stream ends within them and holds at most
+// plan.one_chunk_records records, it is sorted as one chunk, otherwise each chunk becomes a run as
+// it comes.
 void sort_streamed(SortJob& job) {
     SortReport& report = job.report;
-    const std::uint64_t usable = chunk_memory(job.budgets.memory_bytes);
-    const bool host_chunks = job.sorter.chunks_in_host_memory();
-    // The chunk buffers take host memory besides the chunks themselves: a CPU sorter gets half.
-    const std::uint64_t sorter_memory = host_chunks ? usable / 2 : usable;
-    const std::uint64_t buffer_memory = host_chunks ? usable / 2 : usable;
-    const std::uint64_t chunk =
-        chunk_limit(job, std::min(job.sorter.capacity(2, sorter_memory), buffer_memory / 2 / job.width));
-    if (chunk == 0) throw std::invalid_argument("the memory budget holds no record of a streamed input; give more --memory");
-    const ChunkCapacity capacity{std::min(job.sorter.capacity(1, sorter_memory), 2 * chunk), chunk, host_chunks};
-
+    const SortPlan& plan = job.plan;
+    const std::uint64_t chunk = plan.run_records;
+    job.input.open_stream(reader_queue(plan));
     job.phase(ProgressPhase::sorting, 0);
     auto read_next = [&](std::span<std::byte> bytes) { return job.input.read_next(bytes); };
     StreamChunks chunks(job.width, chunk);
@@ -285,10 +338,9 @@ void sort_streamed(SortJob& job) {
         if (pre_read == 2) chunks.fill(1, read_next);
     }
     const std::uint64_t first_two = chunks.records[0] + chunks.records[1];
-    if (chunks.records[1] < chunk && first_two <= capacity.one_slot) {
+    if (chunks.records[1] < chunk && first_two <= plan.one_chunk_records) {
         report.records = first_two;
         report.bytes = first_two * job.width;
-        report.plan = make_plan(job, first_two, capacity);
         const SortOutput& output = job.target.open(report.bytes);
         sort_as_one_chunk(job, first_two,
                           [&](std::uint64_t first, std::span<std::byte> bytes) {
@@ -311,101 +363,63 @@ void sort_streamed(SortJob& job) {
                           output);
         return;
     }
-    // Runs, however few records the stream turns out to hold (two full chunks may be all): the
-    // plans must not take it for a one-chunk sort, which has no merge (and no fan-in).
-    const ChunkCapacity runs_only{0, chunk, host_chunks};
+    // Runs, however few records the stream turns out to hold (two full chunks may be all).
     with_key_type(job, [&]<class T>() {
-        // The sample stride is fixed before the size is known: planned as for 64 chunks.
-        SortPlan forming = make_plan(job, 64 * chunk, runs_only);
-        forming.run_records = chunk;
-        forming.runs_in_memory = false;
         std::vector<SortedRun<T>> runs =
-            form_runs_from_stream<T>(chunks, pre_read, read_next, forming, job.sorter, job.tmp_dir, report.times);
+            form_runs_from_stream<T>(chunks, pre_read, read_next, plan, job.sorter, job.tmp_dir, report.times);
         chunks = StreamChunks(job.width, 0);  // their memory goes back before the merge
         std::uint64_t records = 0;
         for (const auto& run : runs) records += run.size;
         report.records = records;
         report.bytes = records * job.width;
-        report.plan = make_plan(job, records, runs_only);
-        report.plan.run_records = chunk;
-        report.plan.runs_in_memory = false;
-        report.plan.sample_stride = forming.sample_stride;
         const SortOutput& output = job.target.open(report.bytes);
-        merge_into_output<T>(job, runs, report.plan, output);
+        merge_into_output<T>(job, runs, records, output);
     });
 }
 
 }  // namespace
 
+SortPlan plan_file(const SortOptions& options) { return PlannedSort(options).plan; }
+
 SortReport sort_file(const SortOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     SortReport report;
-    // Records with a key spec, or whole-record keys that --unique needs to see as records.
-    const bool records = options.records || options.unique;
-    const KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
-    if (records) spec.validate();
-    const std::size_t record_size = records ? spec.record_size : key_width(options.order.type);
+    PlannedSort planned(options);
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, planned.budgets.threads);
+    const SortPlan& plan = planned.plan;
+    const std::size_t record_size = planned.width;
     report.record_size = record_size;
+    report.plan = plan;
+    report.backend = planned.sorter->name();
+    report.input_streamed = planned.input.streamed();
+    report.output_streamed = planned.output.sequential;
+    // A --tmp-dir that cannot be used is an error even when this input would not need it.
+    if (options.tmp_dir) io::create_temp_file(planned.tmp_dir);
 
-    Budgets budgets;
-    budgets.memory_bytes = options.memory_bytes.value_or(default_memory_budget());
-    budgets.threads = options.threads.value_or(default_threads());
-    if (budgets.memory_bytes < kMinMemoryBudget) throw std::invalid_argument("the memory budget must be at least 1M");
-    // Under a limit on the address space the budget and the threads' stacks must fit in what is left
-    // of it, checked now: a thread that cannot be started later would end the program.
-    const std::optional<std::uint64_t> address_space = address_space_room();
-    if (address_space) {
-        const std::uint64_t overhead = address_space_overhead(budgets.threads);
-        const std::uint64_t room = *address_space > overhead ? *address_space - overhead : 0;
-        if (!options.memory_bytes) budgets.memory_bytes = std::max(kMinMemoryBudget, std::min(budgets.memory_bytes, room));
-        if (budgets.memory_bytes + overhead > *address_space)
-            throw SortError("cannot sort " + (options.input == "-" ? "standard input" : "'" + options.input + "'") +
-                            ": out of memory under the address-space limit (ulimit -v): " +
-                            size_text(*address_space) + " are left, the --memory budget of " +
-                            size_text(budgets.memory_bytes) + " and " + std::to_string(budgets.threads) +
-                            " threads need " + size_text(budgets.memory_bytes + overhead) +
-                            "; give a smaller --memory or --threads");
-    }
-
-    if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
-    SortInput input({options.input, options.input_compression, record_size, options.verify && !options.unique,
-                     options.progress});
-    report.input_streamed = input.streamed();
     io::FileId input_id, output_id;
     const bool replaces_input = options.input != "-" && options.output != "-" && io::file_id(options.input, input_id) &&
                                 io::file_id(options.output, output_id) && input_id == output_id;
     OutputTarget target({options.output, options.output_compression, options.compression_level,
-                         std::max(1u, budgets.threads), options.progress});
-    report.output_streamed = target.sequential();
-    if (address_space) target.write_without_map();  // a map would take address space as large as the output
-    if (options.verify && target.in_place()) target.check_as_written(spec, options.unique);
-    // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
-    std::string tmp_dir = options.tmp_dir.value_or(target.folder());
-    if (tmp_dir.empty()) {
-        const char* env = std::getenv("TMPDIR");
-        tmp_dir = env && *env ? env : "/tmp";
-    }
-    // A --tmp-dir that cannot be used is an error even when this input would not need it.
-    if (options.tmp_dir) io::create_temp_file(tmp_dir);
+                         plan.writer.compressing_threads, static_cast<std::size_t>(plan.writer.block_bytes),
+                         plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
+                         options.progress});
+    if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
+    if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
 
-    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, std::max(1u, budgets.threads));
-    std::unique_ptr<ChunkSorter> sorter =
-        make_chunk_sorter(options, records ? &spec : nullptr, std::max(1u, budgets.threads));
-    report.backend = sorter->name();
-    report.device_memory = sorter->device_memory();
-
-    SortJob job{options, input, target, *sorter, report, budgets, spec, records, record_size, tmp_dir};
-    if (input.streamed())
+    SortJob job{options, planned.input, target, *planned.sorter, report, plan, planned.spec, planned.records, record_size,
+                planned.tmp_dir};
+    if (planned.input.streamed())
         sort_streamed(job);
     else
         sort_known_size(job);
+    if (options.verify) planned.sorter.reset();  // its memory goes back before the output is read back
 
     report.output_bytes = report.output_records * record_size;
     target.finish(report.output_bytes);
-    input.check_unchanged();
+    planned.input.check_unchanged();
     if (options.verify) {
-        OutputExpectation expected{spec, options.unique, report.output_records, std::nullopt};
-        if (!options.unique) expected.checksum = input.checksum();
+        OutputExpectation expected{planned.spec, options.unique, report.output_records, std::nullopt};
+        if (!options.unique) expected.checksum = planned.input.checksum();
         target.verify(expected);
         report.verified = true;
     }

@@ -9,10 +9,12 @@
 #pragma once
 
 #include "gpusort/phase_times.hpp"
+#include "gpusort/sort_plan.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -37,14 +39,13 @@ public:
     virtual ~ChunkSorter() = default;
     // "cpu", or the GPU's name.
     virtual std::string name() const = 0;
-    // The device memory it may use (0 for the CPU).
-    virtual std::uint64_t device_memory() const { return 0; }
-    // Whether the chunks take host memory (then the host budget bounds them).
-    virtual bool chunks_in_host_memory() const = 0;
-    // The largest chunk (keys) when `slots` chunks are held at once, with host_bytes of host memory.
-    virtual std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const = 0;
-    // Allocates `slots` slots for chunks of up to chunk_keys keys.
-    virtual void prepare(std::size_t slots, std::uint64_t chunk_keys) = 0;
+    // The device the chunks live on (its free memory, the staging it prefers); nullopt: they live
+    // in host memory, and the host budget bounds them.
+    virtual std::optional<DeviceCapacity> device() const { return std::nullopt; }
+    // The largest chunk (keys) when `slots` chunks are held at once in `memory` (the plan's).
+    virtual std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const = 0;
+    // Allocates `slots` slots for chunks of up to chunk_keys keys in `memory`; (0, 0) frees them.
+    virtual void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) = 0;
     // Sorts one chunk of `keys` keys in `slot`, taking and giving keys in the given forms.
     virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) = 0;
 };

@@ -13,11 +13,11 @@ CpuChunkSorter::CpuChunkSorter(const KeyOrder& order, unsigned threads) : order_
 
 CpuChunkSorter::~CpuChunkSorter() = default;
 
-std::uint64_t CpuChunkSorter::capacity(std::size_t slots, std::uint64_t host_bytes) const {
-    return host_bytes / std::max<std::size_t>(slots, 1) / width_;
+std::uint64_t CpuChunkSorter::capacity(std::size_t slots, const ChunkMemory& memory) const {
+    return memory.host_bytes / std::max<std::size_t>(slots, 1) / width_;
 }
 
-void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys) {
+void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory&) {
     slots_.clear();
     for (std::size_t s = 0; s < slots; ++s)
         slots_.emplace_back(static_cast<std::size_t>(chunk_keys * width_));

@@ -22,9 +22,8 @@ public:
     CpuChunkSorter(const KeyOrder& order, unsigned threads);
     ~CpuChunkSorter() override;
     std::string name() const override { return "cpu"; }
-    bool chunks_in_host_memory() const override { return true; }
-    std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override;
-    void prepare(std::size_t slots, std::uint64_t chunk_keys) override;
+    std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const override;
+    void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) override;
     PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
 
 private:

@@ -1,11 +1,13 @@
-// CpuRecordSorter<W>: records in one host buffer per slot, tags of W key words and an index
-// sorted by IPS4o, a gather buffer of whole output elements per slot.
+// CpuRecordSorter<W>: records in one host buffer per slot, tags of W key words (by the key rules
+// of key_rules.hpp, as the GPU computes them) and an index sorted by IPS4o, a gather buffer of
+// whole output elements per slot.
 #include "src/sorters/cpu_record_sorter.hpp"
 
 #include "io/host_buffer.hpp"
 #include "src/keys/record_layout.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -35,15 +37,13 @@ struct Tag {
 template <std::size_t W>
 class CpuRecordSorter final : public ChunkSorter {
 public:
-    CpuRecordSorter(const KeySpec& spec, unsigned threads)
-        : spec_(spec), record_(spec.record_size), entry_(entry_bytes(spec)) {
+    CpuRecordSorter(const KeySpec& spec, const FixedKeySpec& fixed, unsigned threads)
+        : spec_(fixed), record_(spec.record_size), entry_(entry_bytes(spec)) {
         if (threads > 1) pool_ = std::make_unique<ips4o::StdThreadPool>(static_cast<int>(threads));
     }
     std::string name() const override { return "cpu"; }
-    bool chunks_in_host_memory() const override { return true; }
-
-    std::uint64_t capacity(std::size_t slots, std::uint64_t host_bytes) const override {
-        const std::uint64_t per_slot = host_bytes / std::max<std::size_t>(slots, 1);
+    std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const override {
+        const std::uint64_t per_slot = memory.host_bytes / std::max<std::size_t>(slots, 1);
         std::uint64_t lo = 0, hi = per_slot / (record_ + sizeof(Tag<W>)) + 1;  // slot_bytes(hi) > per_slot
         while (lo + 1 < hi) {
             const std::uint64_t mid = lo + (hi - lo) / 2;
@@ -52,7 +52,7 @@ public:
         return lo;
     }
 
-    void prepare(std::size_t slots, std::uint64_t chunk_records) override {
+    void prepare(std::size_t slots, std::uint64_t chunk_records, const ChunkMemory&) override {
         slots_.clear();
         chunk_records_ = chunk_records;
         for (std::size_t s = 0; s < slots; ++s) {
@@ -74,6 +74,7 @@ public:
         const std::size_t n = static_cast<std::size_t>(records);
         if (n == 0) return times;
         const std::byte* data = slot.records.data();
+        const auto* record_bytes = reinterpret_cast<const unsigned char*>(data);
         {
             ScopedPhase phase(times.read);
             io.read(0, std::span<std::byte>(slot.records.data(), n * record_));
@@ -86,7 +87,7 @@ public:
             tbb::this_task_arena::isolate([&] {
                 tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& r) {
                     for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        record_key_words(spec_, data + i * record_, tags[i].key.word);
+                        tags[i].key = record_key<W>(record_bytes + i * record_, spec_);
                         tags[i].index = i;
                     }
                 });
@@ -137,7 +138,7 @@ private:
         return n * (record_ + sizeof(Tag<W>)) + gather_records(n) * entry_;
     }
 
-    KeySpec spec_;
+    FixedKeySpec spec_;
     std::size_t record_;
     std::size_t entry_;
     std::uint64_t chunk_records_ = 0;
@@ -149,12 +150,12 @@ private:
 }  // namespace
 
 std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads) {
-    spec.validate();
-    switch (key_words(spec)) {
-    case 1: return std::make_unique<CpuRecordSorter<1>>(spec, threads);
-    case 2: return std::make_unique<CpuRecordSorter<2>>(spec, threads);
-    case 3: return std::make_unique<CpuRecordSorter<3>>(spec, threads);
-    default: return std::make_unique<CpuRecordSorter<4>>(spec, threads);
+    const FixedKeySpec fixed = fixed_key_spec(spec);
+    switch (fixed.key_words()) {
+    case 1: return std::make_unique<CpuRecordSorter<1>>(spec, fixed, threads);
+    case 2: return std::make_unique<CpuRecordSorter<2>>(spec, fixed, threads);
+    case 3: return std::make_unique<CpuRecordSorter<3>>(spec, fixed, threads);
+    default: return std::make_unique<CpuRecordSorter<4>>(spec, fixed, threads);
     }
 }
 

@@ -26,9 +26,8 @@ std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, const
             throw SortError("--device " + std::to_string(options.device) + ": there are " + std::to_string(devices) +
                             " GPUs (0 to " + std::to_string(devices - 1) + ")");
         try {
-            if (record_spec)
-                return std::make_unique<GpuChunkSorter>(*record_spec, options.device, options.device_memory_bytes);
-            return std::make_unique<GpuChunkSorter>(options.order, options.device, options.device_memory_bytes);
+            if (record_spec) return std::make_unique<GpuChunkSorter>(*record_spec, options.device);
+            return std::make_unique<GpuChunkSorter>(options.order, options.device);
         } catch (const gpu::GpuError& e) {
             // A device is there but cannot be used (busy, failing, out of memory): "auto" sorts
             // on the CPU and says so; "gpu" fails.

@@ -5,7 +5,7 @@
 // parallel, each part's first record against the record before the part.
 #include "src/verify/order_check.hpp"
 
-#include "gpusort/key_type.hpp"
+#include "src/keys/record_layout.hpp"
 #include "src/keys/unaligned_load.hpp"
 
 #include <algorithm>
@@ -33,25 +33,22 @@ using KeyPiece = OrderChecker::KeyPiece;
 constexpr std::size_t kParallelBytes = std::size_t{4} << 20;
 constexpr std::size_t kPartBytes = std::size_t{1} << 20;
 
-// The pieces of the field `length` bytes long at `offset` in the record, whose normalised bits
-// start at key_bit of the key: one, or two when it straddles key words; each with its word.
-void add_pieces(std::size_t offset, std::size_t length, bool big_endian, KeyKind kind, bool descending,
-                std::size_t key_bit, std::size_t record_size, std::vector<std::pair<std::size_t, KeyPiece>>& out) {
+// The pieces of `key_piece` whose bits start at key_bit of the key: one, or two when it straddles
+// key words; each with its word.
+void add_pieces(const FixedKeyPiece& key_piece, std::size_t key_bit, std::size_t record_size,
+                std::vector<std::pair<std::size_t, KeyPiece>>& out) {
+    const std::size_t offset = key_piece.offset, length = key_piece.bytes;
     KeyPiece piece;
-    // One 8-byte load inside the record covers the field; records under 8 bytes are loaded whole.
+    // One 8-byte load inside the record covers the piece; records under 8 bytes are loaded whole.
     piece.load_offset = record_size >= 8 ? std::min(offset, record_size - 8) : 0;
     const std::size_t byte_in_load = offset - piece.load_offset;
-    piece.big_endian = big_endian;
+    piece.big_endian = key_piece.big_endian;
     piece.bits = static_cast<unsigned>(8 * length);
-    // Little-endian loads hold the field's byte i at bits 8 * (byte_in_load + i); byte-swapped
+    // Little-endian loads hold the piece's byte i at bits 8 * (byte_in_load + i); byte-swapped
     // ones hold its first byte at the top, shifted down by 8 * byte_in_load.
-    piece.load_shift = static_cast<unsigned>(big_endian ? 8 * byte_in_load : 64 - 8 * byte_in_load - 8 * length);
-    const u64 all = piece.bits == 64 ? ~u64{0} : (u64{1} << piece.bits) - 1;
-    const u64 top = u64{1} << (piece.bits - 1);
-    // key_normalization.hpp's mapping, as masks: signed and float keys get the sign bit
-    // flipped; negative floats all their bits instead; descending keys are inverted after that.
-    piece.negative_mask = kind == KeyKind::floating ? all ^ top : 0;
-    piece.flip_mask = (kind == KeyKind::unsigned_int ? 0 : top) ^ (descending ? all : 0);
+    piece.load_shift =
+        static_cast<unsigned>(piece.big_endian ? 8 * byte_in_load : 64 - 8 * byte_in_load - 8 * length);
+    piece.masks = key_piece.masks;
 
     const std::size_t word = key_bit / 64, bit = key_bit % 64;  // bit: from the word's top
     if (bit + piece.bits <= 64) {
@@ -66,12 +63,10 @@ void add_pieces(std::size_t offset, std::size_t length, bool big_endian, KeyKind
     out.emplace_back(word + 1, piece);
 }
 
-// The piece's field, normalised, from the load that covers it.
+// The piece, normalised, from the load that covers it.
 inline u64 piece_value(u64 loaded, const KeyPiece& piece) {
     const u64 ordered = piece.big_endian ? __builtin_bswap64(loaded) : loaded;
-    u64 value = (ordered << piece.load_shift) >> (64 - piece.bits);
-    value ^= (u64{0} - (value >> (piece.bits - 1))) & piece.negative_mask;
-    return value ^ piece.flip_mask;
+    return normalize_field((ordered << piece.load_shift) >> (64 - piece.bits), piece.masks, piece.bits);
 }
 
 // The piece's bits in its key word.
@@ -192,25 +187,14 @@ auto choose_check(bool one_piece_per_word) {
 }  // namespace
 
 OrderChecker::OrderChecker(const KeySpec& spec, bool strict) : record_size_(spec.record_size), strict_(strict) {
-    spec.validate();
-    key_words_ = (spec.normalized_bytes() + 7) / 8;
+    const FixedKeySpec fixed = fixed_key_spec(spec);
+    key_words_ = fixed.key_words();
     std::vector<std::pair<std::size_t, KeyPiece>> pieces;  // with their key words
-    std::size_t key_byte = 0;
-    for (const KeyField& field : spec.fields) {
-        if (field.is_bytes) {
-            // Byte strings compare as big-endian unsigned numbers of up to 8 bytes each.
-            for (std::size_t done = 0; done < field.length;) {
-                const std::size_t length = std::min<std::size_t>(8, field.length - done);
-                add_pieces(field.offset + done, length, true, KeyKind::unsigned_int, field.descending, 8 * key_byte,
-                           record_size_, pieces);
-                done += length;
-                key_byte += length;
-            }
-        } else {
-            add_pieces(field.offset, field.length, field.big_endian, key_kind(field.type), field.descending,
-                       8 * key_byte, record_size_, pieces);
-            key_byte += field.length;
-        }
+    std::size_t key_bit = 0;
+    for (std::uint32_t p = 0; p < fixed.piece_count; ++p) {
+        const FixedKeyPiece& piece = fixed.pieces[p];
+        add_pieces(piece, key_bit, record_size_, pieces);
+        key_bit += 8 * piece.bytes;
     }
     std::stable_sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t w = 0, i = 0; w <= key_words_; ++w) {

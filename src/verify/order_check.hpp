@@ -1,11 +1,13 @@
 // OrderChecker: checks that a stream of fixed-size records, fed in consecutive spans, is in the
 // order of a KeySpec (gpusort-file --verify, gpusort-check). Records compare as their normalised
-// keys do (key_spec.hpp: totalOrder for floats, byte orders, descending fields), which it
-// computes itself, branch-free, as up to four 64-bit words per record; large spans are checked
-// in parallel parts, each part against the record before it.
+// keys do (the key rules of key_rules.hpp: totalOrder for floats, byte orders, descending
+// fields), which it computes branch-free as up to four 64-bit words per record, each key piece
+// read with one 8-byte load; large spans are checked in parallel parts, each part against the
+// record before it.
 #pragma once
 
 #include "gpusort/key_spec.hpp"
+#include "src/keys/key_rules.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -31,18 +33,17 @@ public:
     // Records fed so far.
     std::uint64_t records_checked() const { return records_checked_; }
 
-    // A piece of one word of the normalised key: a numeric field, or up to 8 bytes of a
-    // byte-string field, read from one 8-byte load of the record, normalised and shifted to its
-    // place in the word; a field that straddles two words is a piece of each. (Implementation
-    // detail, public for the checking functions.)
+    // A piece of one word of the normalised key: a FixedKeyPiece of the key rules (a numeric
+    // field, or up to 8 bytes of a byte string) read from one 8-byte load of the record,
+    // normalised and shifted to its place in the word; a FixedKeyPiece that straddles two words
+    // is a piece of each. (Implementation detail, public for the checking functions.)
     struct KeyPiece {
         std::size_t load_offset = 0;  // of the 8-byte load in the record
-        bool big_endian = false;      // the field's bytes are read most significant first
-        unsigned load_shift = 0;      // of the (byte-swapped when big-endian) load: the field on top
-        unsigned bits = 64;           // the field's width
-        std::uint64_t negative_mask = 0;  // XORed into the field when its top bit is set (floats)
-        std::uint64_t flip_mask = 0;      // XORed into it always (sign bits, descending)
-        unsigned place_left = 0;          // its place in the word: (field << place_left) >> place_right
+        bool big_endian = false;      // the piece's bytes are read most significant first
+        unsigned load_shift = 0;      // of the (byte-swapped when big-endian) load: the piece on top
+        unsigned bits = 64;           // the piece's width
+        FieldMasks<std::uint64_t> masks;  // its normalisation (FixedKeyPiece::masks)
+        unsigned place_left = 0;          // its place in the word: (piece << place_left) >> place_right
         unsigned place_right = 0;
     };
 

@@ -42,7 +42,7 @@ struct SortCaseNames {
     template <class Case>
     static std::string GetName(int) {
         std::string name = type_name<typename Case::Key>();
-        if constexpr (!std::is_same_v<typename Case::Payload, NoPayload>) {
+        if constexpr (kIsPayload<typename Case::Payload>) {
             name += "_with_" + type_name<typename Case::Payload>() + "_index";
         }
         return name;

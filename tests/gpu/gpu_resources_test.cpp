@@ -11,14 +11,14 @@
 
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
-#include "gpu/device_fill.hpp"
 #include "gpu/device_sorter.hpp"
 #include "gpu/event.hpp"
 #include "gpu/gpu_error.hpp"
-#include "gpu/host_sort.hpp"
-#include "gpu/order_check.hpp"
 #include "gpu/pinned_buffer.hpp"
 #include "gpu/stream.hpp"
+#include "tests/gpu/support/device_fill.hpp"
+#include "tests/gpu/support/host_sort.hpp"
+#include "tests/gpu/support/order_check.hpp"
 
 namespace gpusort::gpu {
 namespace {

@@ -9,11 +9,11 @@
 
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
-#include "gpu/device_fill.hpp"
 #include "gpu/device_sorter.hpp"
 #include "gpu/gpu_error.hpp"
-#include "gpu/order_check.hpp"
 #include "gpu/stream.hpp"
+#include "tests/gpu/support/device_fill.hpp"
+#include "tests/gpu/support/order_check.hpp"
 
 namespace gpusort::gpu {
 namespace {

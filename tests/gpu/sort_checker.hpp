@@ -21,7 +21,7 @@ namespace gpusort::gpu::testing {
 template <class Key, class Payload>
 class SortChecker {
 public:
-    static constexpr bool kHasPayload = !std::is_same_v<Payload, NoPayload>;
+    static constexpr bool kHasPayload = kIsPayload<Payload>;
     static constexpr std::size_t kGuard = 67;        // elements past n that a sort must leave alone
     static constexpr std::size_t kMaxOffset = 3;     // largest start offset into the allocations
 

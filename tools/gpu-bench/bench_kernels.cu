@@ -23,12 +23,12 @@
 
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
-#include "gpu/device_fill.hpp"
 #include "gpu/device_sorter.hpp"
 #include "gpu/event.hpp"
 #include "gpu/gpu_error.hpp"
-#include "gpu/order_check.hpp"
 #include "gpu/stream.hpp"
+#include "tests/gpu/support/device_fill.hpp"
+#include "tests/gpu/support/order_check.hpp"
 
 namespace {
 
@@ -133,7 +133,7 @@ struct Row {
 // One key type (and payload, or NoPayload) at one size: all methods, the same input.
 template <class Key, class Payload>
 Row bench_case(const std::string& type, int size_log, const Options& options, cudaStream_t stream) {
-    constexpr bool kPairs = !std::is_same_v<Payload, NoPayload>;
+    constexpr bool kPairs = kIsPayload<Payload>;
     using PayloadStorage = std::conditional_t<kPairs, Payload, std::uint32_t>;
     const std::size_t n = std::size_t{1} << size_log;
     Row row;

@@ -1,6 +1,6 @@
 // gpusort-tune-kernels: times the device sort under alternative kernel policies (threads per
-// block, items per thread) on uniform random keys, to choose the defaults in
-// gpu/kernels/sort_policy.cuh. For each variant and key type it reports the whole sort, the
+// block, items per thread) on uniform random keys, to choose the tuned policies in
+// gpu/dispatch/sort_policy.cuh. For each variant and key type it reports the whole sort, the
 // tile sort alone and the merge passes (the difference), medians of CUDA-event timings, and checks
 // that the output is ascending with the same multiset of keys.
 //
@@ -15,13 +15,13 @@
 
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
-#include "gpu/device_fill.hpp"
+#include "gpu/dispatch/sort_launch.cuh"
+#include "gpu/dispatch/sort_policy.cuh"
 #include "gpu/event.hpp"
 #include "gpu/gpu_error.hpp"
-#include "gpu/order_check.hpp"
 #include "gpu/stream.hpp"
-#include "kernels/sort_launch.cuh"
-#include "kernels/sort_policy.cuh"
+#include "tests/gpu/support/device_fill.hpp"
+#include "tests/gpu/support/order_check.hpp"
 
 namespace {
 
@@ -40,7 +40,7 @@ double median(std::vector<float> values) {
 
 template <class Key, class Payload, class TilePolicy, class MergePolicy>
 Timing time_variant(std::size_t n, int reps, cudaStream_t stream) {
-    constexpr bool kPairs = detail::kIsPayload<Payload>;
+    constexpr bool kPairs = kIsPayload<Payload>;
     using PayloadStorage = std::conditional_t<kPairs, Payload, std::uint32_t>;
     DeviceBuffer<Key> input(n), keys(n), key_scratch(n);
     DeviceBuffer<PayloadStorage> input_payload(kPairs ? n : 0), payload(kPairs ? n : 0),
@@ -105,8 +105,8 @@ void report(const char* variant, const char* type, std::size_t n, int reps, cuda
 template <class Key, class Payload>
 void tune_type(const char* type, std::size_t n, int reps, cudaStream_t stream) {
     using namespace detail;
-    using Tile = TileSortPolicy<Key, Payload>;
-    using Merge = MergePolicy<Key, Payload>;
+    using Tile = TunedTileSortPolicy<Key, Payload>;
+    using Merge = TunedMergePolicy<Key, Payload>;
     report<Key, Payload, Tile, Merge>("default", type, n, reps, stream);
     report<Key, Payload, Tile, MergePolicy<Key, Payload, 256, Merge::kItemsPerThread, 3>>("merge min 3 blocks", type, n,
                                                                                           reps, stream);

@@ -1,7 +1,8 @@
-// Device-side checks of sorted output, for tests and benchmarks on arrays too large to copy back:
-// order, an order-independent hash of the keys (same multiset before and after), and, for sorts
-// whose payload was the input index, that every output is the input key it points to and that
-// equal keys keep their input order. Each call waits for `stream` and returns a count or hash.
+// Test support (not in the production library): device-side checks of sorted output, for tests and
+// benchmarks on arrays too large to copy back: order, an order-independent hash of the keys (same
+// multiset before and after), and, for sorts whose payload was the input index, that every output
+// is the input key it points to and that equal keys keep their input order. Each call waits for
+// `stream` and returns a count or hash.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,9 +1,9 @@
-// Merge path: where a diagonal of the merge grid of two sorted sequences crosses the merge path,
-// found by binary search along the diagonal. The merge is stable: of equal keys, those of `a` (the
-// earlier run) come first.
+// Thread level: merge path, where a diagonal of the merge grid of two sorted sequences crosses the
+// merge path, found by one thread's binary search along the diagonal. The merge is stable: of equal
+// keys, those of `a` (the earlier run) come first.
 #pragma once
 
-#include "kernels/key_ops.cuh"
+#include "gpu/thread/key_ops.cuh"
 
 namespace gpusort::gpu::detail {
 

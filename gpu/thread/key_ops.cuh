@@ -1,4 +1,5 @@
-// Device-side operations on the three key types: order, largest value, warp shuffle.
+// Thread level: device-side operations on the three key types: order, largest value, and the
+// exchange of a key between two lanes of a warp.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// Fills device arrays for tests and benchmarks: reproducible pseudo-random keys (uniform over all
-// bits, a fixed function of seed and index) and index sequences. Asynchronous on `stream`.
+// Test support (not in the production library): fills device arrays for tests and benchmarks with
+// reproducible pseudo-random keys (uniform over all bits, a fixed function of seed and index) and
+// index sequences. Asynchronous on `stream`.
 #pragma once
 
 #include <cuda_runtime_api.h>

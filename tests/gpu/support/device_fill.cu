@@ -1,8 +1,8 @@
 // Kernels behind device_fill.hpp: counter-based pseudo-random keys and index sequences.
-#include "gpu/device_fill.hpp"
+#include "tests/gpu/support/device_fill.hpp"
 
 #include "gpu/gpu_error.hpp"
-#include "kernels/mix64.cuh"
+#include "tests/gpu/support/mix64.cuh"
 
 namespace gpusort::gpu {
 

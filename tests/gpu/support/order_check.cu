@@ -1,11 +1,11 @@
 // Kernels behind order_check.hpp: each thread counts or hashes a grid-stride share of the array,
 // warps add their sums with shuffles, and one atomic per warp adds them to a device counter.
-#include "gpu/order_check.hpp"
+#include "tests/gpu/support/order_check.hpp"
 
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_error.hpp"
-#include "kernels/key_ops.cuh"
-#include "kernels/mix64.cuh"
+#include "gpu/thread/key_ops.cuh"
+#include "tests/gpu/support/mix64.cuh"
 
 namespace gpusort::gpu {
 

@@ -1,10 +1,13 @@
-// SortItem: a key as the bitonic network sees it, with, for stable sorts, the key's position in
-// its tile as the last tie-breaker; and the compare-exchange steps of the network.
+// Thread level: SortItem, a key as the bitonic network sees it, with, for stable sorts, the key's
+// position in its tile as the last tie-breaker; and the compare-exchange steps of the network, within
+// a thread (order_pair) and between two threads (keep_one, shuffle_item).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
-#include "kernels/key_ops.cuh"
+#include "gpu/no_payload.hpp"
+#include "gpu/thread/key_ops.cuh"
 
 namespace gpusort::gpu::detail {
 
@@ -21,6 +24,31 @@ struct SortItem<Key, true> {
     Key key;
     std::uint32_t position;
 };
+
+// The type of an item's position in its tile: std::uint32_t, or NoPayload for items without one.
+template <bool kWithPosition>
+using ItemPosition = std::conditional_t<kWithPosition, std::uint32_t, NoPayload>;
+
+// The keys, or the positions, of an array of items, indexed like an array of their own: for the
+// block pieces that load and store arrays (block/block_load.cuh, block/block_store.cuh).
+template <class Item, int kItems>
+struct ItemKeys {
+    Item (&items)[kItems];
+    __device__ __forceinline__ auto& operator[](int s) const { return items[s].key; }
+};
+template <class Item, int kItems>
+struct ItemPositions {
+    Item (&items)[kItems];
+    __device__ __forceinline__ auto& operator[](int s) const { return items[s].position; }
+};
+template <class Item, int kItems>
+__device__ __forceinline__ ItemKeys<Item, kItems> keys_of(Item (&items)[kItems]) {
+    return {items};
+}
+template <class Item, int kItems>
+__device__ __forceinline__ ItemPositions<Item, kItems> positions_of(Item (&items)[kItems]) {
+    return {items};
+}
 
 template <class Key>
 __device__ __forceinline__ bool item_less(const SortItem<Key, false>& a, const SortItem<Key, false>& b) {

@@ -1,9 +1,11 @@
-// Asynchronous copies from device memory into shared memory (cp.async, sm_80 and later), so that
-// a block can load its next tile while it works on the current one; and the dynamic shared memory
-// of a kernel.
+// Block level: the block's dynamic shared memory, and asynchronous copies from device memory into it
+// (cp.async, sm_80 and later), so that a block can load its next tile while it works on the current
+// one.
 #pragma once
 
 #include <cuda_pipeline.h>
+
+#include <cstdint>
 
 namespace gpusort::gpu::detail {
 
@@ -25,6 +27,12 @@ __device__ __forceinline__ void start_async_copy(T* shared_destination, const T*
     } else {
         __pipeline_memcpy_async(shared_destination, source, sizeof(T));
     }
+}
+
+// Where `pointer` lies within its 16-byte piece of memory, in elements.
+template <class T>
+__device__ __forceinline__ int position_in_16_bytes(const T* pointer) {
+    return static_cast<int>((reinterpret_cast<std::uintptr_t>(pointer) & 15) / sizeof(T));
 }
 
 // Closes the group of copies this thread has started since the last call.

@@ -1,7 +1,7 @@
-// The launch sequence of a device sort, for given kernel policies: one bitonic tile-sort launch,
-// then merge passes that double the sorted run length each time, ping-ponging between the
-// caller's arrays and the scratch so that the last pass lands in the caller's arrays. Host code;
-// everything is queued on `stream`.
+// Dispatch level: the launch sequence of a device sort, for given kernel policies (sort_policy.cuh):
+// how many blocks and how many passes. One bitonic tile-sort launch, then merge passes that double
+// the sorted run length each time, ping-ponging between the caller's arrays and the scratch so that
+// the last pass lands in the caller's arrays. Host code; everything is queued on `stream`.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,9 +11,9 @@
 #include <cstdint>
 
 #include "gpu/gpu_error.hpp"
-#include "kernels/bitonic_tile_sort.cuh"
-#include "kernels/merge_pass.cuh"
-#include "kernels/sort_policy.cuh"
+#include "gpu/dispatch/sort_policy.cuh"
+#include "gpu/kernels/bitonic_tile_sort.cuh"
+#include "gpu/kernels/merge_pass.cuh"
 
 namespace gpusort::gpu::detail {
 
@@ -76,7 +76,7 @@ void launch_sort(Key* keys, Payload* payload, Key* key_scratch, Payload* payload
         static_cast<unsigned>(ceil_div(static_cast<std::size_t>(merge_tiles), MergeSplitPolicy::kThreads));
 
     for (std::int64_t run = TilePolicy::kTileSize; run < n; run *= 2) {
-        merge_split_kernel<Key><<<split_blocks, MergeSplitPolicy::kThreads, 0, stream>>>(
+        merge_split_kernel<Key, MergeSplitPolicy><<<split_blocks, MergeSplitPolicy::kThreads, 0, stream>>>(
             key_buffers[current], n, run, MergePolicy::kTileSize, merge_tiles, splits);
         check_launch("merge_split_kernel");
         merge<<<merge_blocks, MergePolicy::kThreads, MergePolicy::kSharedBytes, stream>>>(

@@ -1,5 +1,6 @@
-// mix64: a 64-bit bijective mixing function (the finaliser of SplitMix64), used to make
-// reproducible pseudo-random keys and order-independent hashes on the device.
+// Test support: mix64, a 64-bit bijective mixing function (the finaliser of SplitMix64), used to
+// make reproducible pseudo-random keys (device_fill.cu) and order-independent hashes
+// (order_check.cu) on the device.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Host convenience for tests and small tools: copy a host vector to the device, sort it there,
-// copy it back. Synchronous; allocates per call (use DeviceSorter directly in hot paths).
+// Test support (not in the production library): copy a host vector to the device, sort it there
+// with DeviceSorter, copy it back. Synchronous; allocates per call.
 #pragma once
 
 #include <cuda_runtime_api.h>

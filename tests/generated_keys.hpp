@@ -1,0 +1,57 @@
+// Test inputs of keys, made by the data generator (tools/gen/) for the typed tests: the kinds of
+// key data each type is sorted in, and the keys of a kind as values of the C++ type. Inputs only:
+// the expected outputs come from the references (reference_order.hpp).
+#pragma once
+
+#include "tools/gen/data_generator.hpp"
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace gpusort::testing {
+
+// A kind of key data: a distribution of the generator, and for floats whether NaNs, infinities,
+// zeros and denormals are mixed in.
+struct KeyData {
+    gen::Distribution distribution = gen::Distribution::uniform;
+    bool special = false;
+};
+
+inline std::string key_data_name(const KeyData& data) {
+    return std::string(gen::distribution_name(data.distribution)) + (data.special ? " with special values" : "");
+}
+
+// The key type whose C++ type is T.
+template <class T>
+constexpr KeyType key_type_of() {
+    if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? KeyType::f32 : KeyType::f64;
+    else if constexpr (std::is_signed_v<T>)
+        return sizeof(T) == 1 ? KeyType::i8 : sizeof(T) == 2 ? KeyType::i16 : sizeof(T) == 4 ? KeyType::i32 : KeyType::i64;
+    else return sizeof(T) == 1 ? KeyType::u8 : sizeof(T) == 2 ? KeyType::u16 : sizeof(T) == 4 ? KeyType::u32 : KeyType::u64;
+}
+
+// What the typed sort tests sort keys of type T in: uniform, sorted, reversed, all equal and few
+// distinct keys, and for floats uniform keys with special values.
+template <class T>
+std::vector<KeyData> key_data_for() {
+    using gen::Distribution;
+    std::vector<KeyData> kinds = {{Distribution::uniform}, {Distribution::sorted}, {Distribution::reversed},
+                                  {Distribution::equal}, {Distribution::few_unique}};
+    if (std::is_floating_point_v<T>) kinds.push_back({Distribution::uniform, true});
+    return kinds;
+}
+
+// Uniform keys, with special values for floats: the widest mix of one type.
+template <class T>
+KeyData mixed_key_data() {
+    return {gen::Distribution::uniform, std::is_floating_point_v<T>};
+}
+
+template <class T>
+std::vector<T> make_keys(std::size_t count, const KeyData& data, std::uint64_t seed) {
+    return gen::generate_keys<T>(key_type_of<T>(), data.distribution, count, seed, data.special);
+}
+
+}  // namespace gpusort::testing
