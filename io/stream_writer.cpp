@@ -1,6 +1,6 @@
-// StreamWriter: blocks of the stream are compressed by a pool of std::threads with the
-// Boost.Iostreams compressors, each into a complete member/stream/frame, and an output thread
-// writes them in the order they were written.
+// StreamWriter: blocks of the stream are compressed by a pool of std::threads, each into a complete
+// member/stream/frame (gzip, bzip2 and zstd with the Boost.Iostreams compressors, xz with liblzma's
+// own encoder), and an output thread writes them in the order they were written.
 #include "io/stream_writer.hpp"
 
 #include "io/io_error.hpp"
@@ -11,7 +11,6 @@
 #include <boost/iostreams/close.hpp>
 #include <boost/iostreams/filter/bzip2.hpp>
 #include <boost/iostreams/filter/gzip.hpp>
-#include <boost/iostreams/filter/lzma.hpp>
 #include <boost/iostreams/filter/zstd.hpp>
 #include <boost/iostreams/write.hpp>
 
@@ -22,6 +21,8 @@
 #include <ctime>
 #include <fcntl.h>
 #include <limits>
+#include <lzma.h>
+#include <memory>
 #include <new>
 #include <poll.h>
 #include <pthread.h>
@@ -131,8 +132,7 @@ void write_all(int fd, std::span<const std::byte> data, const std::string& name,
 }
 
 // Where a compressor's output goes: appended to a vector. Once the writer is stopped it throws
-// Stopped instead, which also ends a compressor busy closing: Boost's xz encoder hands the data to
-// a thread of liblzma and compresses most of a block while it is closed, writing here as it goes.
+// Stopped instead.
 class StoppableSink {
 public:
     using char_type = char;
@@ -164,6 +164,49 @@ void run_compressor(Compressor& compressor, std::span<const std::byte> input, st
         input = input.subspan(static_cast<std::size_t>(taken));
     }
     bio::close(compressor, sink, BOOST_IOS::out);
+}
+
+// One .xz stream with liblzma's single-threaded encoder, fed in slices with a look at the stop
+// between them. Boost's lzma_compressor cannot serve here: it uses liblzma's threaded encoder,
+// which holds the whole block and compresses it while it is closed, where no stop reaches it.
+void compress_xz(std::span<const std::byte> input, std::vector<char>& output, int level,
+                 const std::atomic<bool>& stop) {
+    lzma_stream stream = LZMA_STREAM_INIT;
+    const lzma_ret started = lzma_easy_encoder(&stream, static_cast<std::uint32_t>(level), LZMA_CHECK_CRC64);
+    if (started == LZMA_MEM_ERROR) throw std::bad_alloc();
+    if (started != LZMA_OK) {
+        throw std::runtime_error("the xz encoder cannot start (liblzma code " + std::to_string(started) + ")");
+    }
+    const std::unique_ptr<lzma_stream, void (*)(lzma_stream*)> end(&stream, lzma_end);
+    std::size_t fed = 0;
+    std::size_t used = output.size();
+    lzma_action action = LZMA_RUN;
+    for (;;) {
+        if (stream.avail_in == 0 && action == LZMA_RUN) {
+            if (stop.load(std::memory_order_relaxed)) throw Stopped{};
+            if (fed == input.size()) {
+                action = LZMA_FINISH;
+            } else {
+                const std::size_t slice = std::min(kCompressSlice, input.size() - fed);
+                stream.next_in = reinterpret_cast<const std::uint8_t*>(input.data() + fed);
+                stream.avail_in = slice;
+                fed += slice;
+            }
+        }
+        if (used == output.size()) {
+            output.resize(std::max({2 * output.size(), output.capacity(), static_cast<std::size_t>(kCompressorBuffer)}));
+        }
+        stream.next_out = reinterpret_cast<std::uint8_t*>(output.data() + used);
+        stream.avail_out = output.size() - used;
+        const lzma_ret result = lzma_code(&stream, action);
+        used = output.size() - stream.avail_out;
+        if (result == LZMA_STREAM_END) break;
+        if (result == LZMA_MEM_ERROR) throw std::bad_alloc();
+        if (result != LZMA_OK) {
+            throw std::runtime_error("the xz encoder failed (liblzma code " + std::to_string(result) + ")");
+        }
+    }
+    output.resize(used);
 }
 
 // The text of a Boost.Iostreams failure without the ": iostream error" std::ios_base::failure adds.
@@ -417,11 +460,7 @@ void StreamWriter::compress(const std::vector<std::byte>& input, std::vector<cha
         run_compressor(compressor, input, output, stop_);
         break;
     }
-    case Compression::xz: {
-        bio::lzma_compressor compressor(bio::lzma_params(static_cast<std::uint32_t>(level_), 1), kCompressorBuffer);
-        run_compressor(compressor, input, output, stop_);
-        break;
-    }
+    case Compression::xz: compress_xz(input, output, level_, stop_); break;
     case Compression::zstd: {
         bio::zstd_compressor compressor(bio::zstd_params(static_cast<std::uint32_t>(level_)), kCompressorBuffer);
         run_compressor(compressor, input, output, stop_);

@@ -2,11 +2,11 @@
 // bzip2, xz or zstd when asked. Compressed data are cut into large blocks, each compressed on its
 // own into a complete member (gzip), stream (bzip2, xz) or frame (zstd) by a pool of threads,
 // and written in order by another thread; the concatenation is what `gzip -dc`, `bzip2 -dc`,
-// `xz -dc`, `zstd -dc` and StreamReader decode. Boost's encoders are used as they are: gzip
-// members and xz streams (CRC32) carry checksums, bzip2 its block CRCs; zstd frames carry none
-// (Boost 1.74 cannot ask for one), so corruption of our zstd output is found only where it breaks
-// the structure. write() and finish() are for one thread at a time; bytes_in() and bytes_out()
-// may be asked from any thread.
+// `xz -dc`, `zstd -dc` and StreamReader decode. gzip members and xz streams (CRC64) carry
+// checksums, bzip2 its block CRCs; zstd frames carry none (Boost 1.74's encoder cannot ask for
+// one), so corruption of our zstd output is found only where it breaks the structure. write()
+// and finish() are for one thread at a time; bytes_in() and bytes_out() may be asked from any
+// thread.
 #pragma once
 
 #include "gpusort/compression.hpp"

@@ -99,8 +99,9 @@ void expect_within_budget(const Measured& m, const std::string& what, bool mappe
     ASSERT_EQ(m.result.exit_code(), 0) << what << ": " << m.result.how_it_ended() << ": " << m.result.err;
     EXPECT_GT(m.peak_anonymous, kBudget / 2) << what << ": the sampling saw too little to be trusted";
     EXPECT_LE(m.peak_anonymous, kBudget + kOverhead) << what << ": peak private memory " << m.peak_anonymous / kMiB << " MiB";
-    if (!mapped_output)
+    if (!mapped_output) {
         EXPECT_LE(m.peak_resident(), kBudget + kOverhead + kCode) << what << ": peak resident " << m.peak_resident() / kMiB << " MiB";
+    }
     std::cerr << what << ": peak private memory " << m.peak_anonymous / kMiB << " MiB, resident " << m.peak_resident() / kMiB
               << " MiB\n";
 }

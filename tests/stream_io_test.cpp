@@ -468,7 +468,10 @@ TEST(StreamWriter, DestroyedWithoutFinishStopsPromptly) {
     // Into a file: four 8 MB blocks for xz at level 6 (about 1 MB/s per thread), two being
     // compressed and two waiting when the writer is destroyed. Compressing the two under way to
     // their end would take well over 10 s of CPU time; stopping takes one 256 KiB slice each.
-    // CPU time, unlike wall-clock time, hardly grows when the machine is busy.
+    // CPU time, unlike wall-clock time, hardly grows when the machine is busy. The pause lets both
+    // threads get well into their blocks first (regression: Boost's xz encoder, liblzma's threaded
+    // one, compressed a whole block inside its close, where the stop reached it only in the first
+    // second; a busy machine made the test fail).
     {
         Bytes data = make_data(32'000'000, 10);
         std::string path = dir / "unfinished.xz";
@@ -476,6 +479,7 @@ TEST(StreamWriter, DestroyedWithoutFinishStopsPromptly) {
         ASSERT_GE(fd, 0);
         auto writer = std::make_unique<io::StreamWriter>(fd, path, Compression::xz, 2, 6, 8'000'000);
         writer->write(data);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         const double cpu_before = process_cpu_seconds();
         const auto start = Clock::now();
         writer.reset();

@@ -5,7 +5,7 @@
 # nvcc is found (on PATH or in /usr/local/cuda) the GPU layer is built as well.
 # `tools/setup.sh fuzz` also installs clang with its libFuzzer and sanitizer runtimes (tools/fuzz.sh).
 set -euo pipefail
-packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev libtbb-dev
+packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev liblzma-dev libtbb-dev
           libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd)
 if [ "${1:-}" = fuzz ]; then
   packages+=(clang libclang-rt-dev)
