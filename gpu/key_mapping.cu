@@ -2,8 +2,10 @@
 // the masks of the key rule are computed once on the host; each key is then a few XORs.
 #include "gpu/gpu_error.hpp"
 #include "gpu/key_mapping.hpp"
+#include "src/keys/key_dispatch.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpusort::gpu {
 
@@ -31,6 +33,10 @@ unsigned blocks_for(std::size_t n) {
     return static_cast<unsigned>(blocks < kMapMaxBlocks ? blocks : kMapMaxBlocks);
 }
 
+// The device sorts keys of at most 32 bits as u32.
+template <class Raw>
+using SortKeyOf = std::conditional_t<sizeof(Raw) <= 4, std::uint32_t, Raw>;
+
 // The masks of `order` for keys of type Raw; none (the identity) when `apply` is false.
 template <class Raw>
 FieldMasks<Raw> masks_of(const KeyOrder& order, bool apply) {
@@ -56,23 +62,19 @@ void launch_from(const void* keys, void* raw, std::size_t n, const KeyOrder& ord
 void map_to_sort_keys(const void* raw, void* keys, std::size_t n, const KeyOrder& order, bool normalize,
                       cudaStream_t stream) {
     if (n == 0) return;
-    switch (key_width(order.type)) {
-    case 1: launch_to<std::uint8_t, std::uint32_t>(raw, keys, n, order, normalize, stream); break;
-    case 2: launch_to<std::uint16_t, std::uint32_t>(raw, keys, n, order, normalize, stream); break;
-    case 4: launch_to<std::uint32_t, std::uint32_t>(raw, keys, n, order, normalize, stream); break;
-    default: launch_to<std::uint64_t, std::uint64_t>(raw, keys, n, order, normalize, stream); break;
-    }
+    with_key_width(key_width(order.type), [&](auto key) {
+        using Raw = decltype(key);
+        launch_to<Raw, SortKeyOf<Raw>>(raw, keys, n, order, normalize, stream);
+    });
 }
 
 void map_from_sort_keys(const void* keys, void* raw, std::size_t n, const KeyOrder& order, bool restore,
                         cudaStream_t stream) {
     if (n == 0) return;
-    switch (key_width(order.type)) {
-    case 1: launch_from<std::uint8_t, std::uint32_t>(keys, raw, n, order, restore, stream); break;
-    case 2: launch_from<std::uint16_t, std::uint32_t>(keys, raw, n, order, restore, stream); break;
-    case 4: launch_from<std::uint32_t, std::uint32_t>(keys, raw, n, order, restore, stream); break;
-    default: launch_from<std::uint64_t, std::uint64_t>(keys, raw, n, order, restore, stream); break;
-    }
+    with_key_width(key_width(order.type), [&](auto key) {
+        using Raw = decltype(key);
+        launch_from<Raw, SortKeyOf<Raw>>(keys, raw, n, order, restore, stream);
+    });
 }
 
 }  // namespace gpusort::gpu

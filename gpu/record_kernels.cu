@@ -4,6 +4,7 @@
 #include "gpu/gpu_error.hpp"
 #include "gpu/key128.hpp"
 #include "gpu/record_keys.hpp"
+#include "src/keys/key_dispatch.hpp"
 
 #include <cstdint>
 #include <string>
@@ -135,12 +136,9 @@ void launch_entry_keys(const std::byte* records, const std::uint64_t* perm, std:
 template <class T>
 void launch_entry_keys(const std::byte* records, const std::uint64_t* perm, std::size_t count,
                        const FixedKeySpec& spec, std::size_t out_width, std::byte* out, cudaStream_t stream) {
-    switch (spec.key_words()) {
-    case 1: launch_entry_keys<1, T>(records, perm, count, spec, out_width, out, stream); break;
-    case 2: launch_entry_keys<2, T>(records, perm, count, spec, out_width, out, stream); break;
-    case 3: launch_entry_keys<3, T>(records, perm, count, spec, out_width, out, stream); break;
-    default: launch_entry_keys<4, T>(records, perm, count, spec, out_width, out, stream); break;
-    }
+    with_key_words(spec.key_words(), [&](auto words) {
+        launch_entry_keys<decltype(words)::value, T>(records, perm, count, spec, out_width, out, stream);
+    });
 }
 
 template <class T>
@@ -158,12 +156,9 @@ void extract_record_key_words(const std::byte* records, std::size_t n, const Fix
                               std::uint64_t* words, cudaStream_t stream) {
     if (n == 0) return;
     const auto* bytes = reinterpret_cast<const unsigned char*>(records);
-    switch (spec.key_words()) {
-    case 1: launch_key_words<1>(bytes, n, spec, words, stream); break;
-    case 2: launch_key_words<2>(bytes, n, spec, words, stream); break;
-    case 3: launch_key_words<3>(bytes, n, spec, words, stream); break;
-    default: launch_key_words<4>(bytes, n, spec, words, stream); break;
-    }
+    with_key_words(spec.key_words(), [&](auto key_words) {
+        launch_key_words<decltype(key_words)::value>(bytes, n, spec, words, stream);
+    });
 }
 
 void extract_record_sort_keys(const std::byte* records, std::size_t n, const FixedKeySpec& spec,
@@ -171,12 +166,9 @@ void extract_record_sort_keys(const std::byte* records, std::size_t n, const Fix
                               std::uint64_t* index, cudaStream_t stream) {
     if (n == 0) return;
     const auto* bytes = reinterpret_cast<const unsigned char*>(records);
-    switch (spec.key_words()) {
-    case 1: launch_sort_keys<1>(bytes, n, spec, perm, first_word, narrow, keys, index, stream); break;
-    case 2: launch_sort_keys<2>(bytes, n, spec, perm, first_word, narrow, keys, index, stream); break;
-    case 3: launch_sort_keys<3>(bytes, n, spec, perm, first_word, narrow, keys, index, stream); break;
-    default: launch_sort_keys<4>(bytes, n, spec, perm, first_word, narrow, keys, index, stream); break;
-    }
+    with_key_words(spec.key_words(), [&](auto words) {
+        launch_sort_keys<decltype(words)::value>(bytes, n, spec, perm, first_word, narrow, keys, index, stream);
+    });
 }
 
 void gather_records(const std::byte* records, const std::uint64_t* perm, std::size_t count,

@@ -4,7 +4,7 @@
 // (key_normalization.hpp, the record sorter), the GPU kernels (gpu/key_mapping.cu,
 // gpu/record_kernels.cu) and the order checker all call these functions, so CPU and GPU give the
 // same bytes by construction. Header-only, C++17 (the GPU layer's dialect), nothing host-only:
-// the one file of src/ that gpu/ includes.
+// with key_dispatch.hpp, the only files of src/ that gpu/ includes.
 //
 // Numbers. A field of `bits` bits, zero-extended, is XORed with two masks (FieldMasks):
 //   flip      always: the sign bit of signed and floating fields, and all bits of descending ones;

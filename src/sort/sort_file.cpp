@@ -10,6 +10,7 @@
 #include "io/file_mapping.hpp"
 #include "io/temp_file.hpp"
 #include "src/sorters/make_chunk_sorter.hpp"
+#include "src/keys/key_dispatch.hpp"
 #include "src/keys/key_normalization.hpp"
 #include "src/keys/record_layout.hpp"
 #include "src/output/record_output.hpp"
@@ -261,19 +262,9 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
 template <class F>
 void with_key_type(const SortJob& job, F&& f) {
     if (job.records) {
-        switch (key_words(job.spec)) {
-        case 1: f.template operator()<RecordKey<1>>(); break;
-        case 2: f.template operator()<RecordKey<2>>(); break;
-        case 3: f.template operator()<RecordKey<3>>(); break;
-        default: f.template operator()<RecordKey<4>>(); break;
-        }
-        return;
-    }
-    switch (job.width) {
-    case 1: f.template operator()<std::uint8_t>(); break;
-    case 2: f.template operator()<std::uint16_t>(); break;
-    case 4: f.template operator()<std::uint32_t>(); break;
-    default: f.template operator()<std::uint64_t>(); break;
+        with_key_words(key_words(job.spec), [&](auto words) { f.template operator()<RecordKey<decltype(words)::value>>(); });
+    } else {
+        with_key_width(job.width, [&](auto key) { f.template operator()<decltype(key)>(); });
     }
 }
 

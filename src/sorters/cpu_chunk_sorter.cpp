@@ -1,6 +1,8 @@
 // CpuChunkSorter: read the chunk in parallel, normalise, IPS4o, map back if asked, write it.
 #include "src/sorters/cpu_chunk_sorter.hpp"
 
+#include "src/keys/key_dispatch.hpp"
+
 #include <functional>
 #include <ips4o.hpp>
 #include <tbb/task_arena.h>
@@ -48,12 +50,10 @@ PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, Chun
         // Isolated: a thread waiting in the (parallel) key mapping must not take up another chunk,
         // whose sort would wait for the mutex this thread holds.
         tbb::this_task_arena::isolate([&] {
-            switch (width_) {
-            case 1: sort_keys(std::span(static_cast<std::uint8_t*>(data), n), form); break;
-            case 2: sort_keys(std::span(static_cast<std::uint16_t*>(data), n), form); break;
-            case 4: sort_keys(std::span(static_cast<std::uint32_t*>(data), n), form); break;
-            default: sort_keys(std::span(static_cast<std::uint64_t*>(data), n), form); break;
-            }
+            with_key_width(width_, [&](auto key) {
+                using U = decltype(key);
+                sort_keys(std::span(static_cast<U*>(data), n), form);
+            });
         });
     }
     ScopedPhase phase(times.write);

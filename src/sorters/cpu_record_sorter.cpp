@@ -4,6 +4,7 @@
 #include "src/sorters/cpu_record_sorter.hpp"
 
 #include "io/host_buffer.hpp"
+#include "src/keys/key_dispatch.hpp"
 #include "src/keys/record_layout.hpp"
 
 #include <algorithm>
@@ -151,12 +152,9 @@ private:
 
 std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads) {
     const FixedKeySpec fixed = fixed_key_spec(spec);
-    switch (fixed.key_words()) {
-    case 1: return std::make_unique<CpuRecordSorter<1>>(spec, fixed, threads);
-    case 2: return std::make_unique<CpuRecordSorter<2>>(spec, fixed, threads);
-    case 3: return std::make_unique<CpuRecordSorter<3>>(spec, fixed, threads);
-    default: return std::make_unique<CpuRecordSorter<4>>(spec, fixed, threads);
-    }
+    return with_key_words(fixed.key_words(), [&](auto words) -> std::unique_ptr<ChunkSorter> {
+        return std::make_unique<CpuRecordSorter<decltype(words)::value>>(spec, fixed, threads);
+    });
 }
 
 }  // namespace gpusort

@@ -5,6 +5,7 @@
 // parallel, each part's first record against the record before the part.
 #include "src/verify/order_check.hpp"
 
+#include "src/keys/key_dispatch.hpp"
 #include "src/keys/record_layout.hpp"
 #include "src/keys/unaligned_load.hpp"
 
@@ -216,12 +217,9 @@ std::optional<std::uint64_t> OrderChecker::check(std::span<const std::byte> reco
     if (record_size_ < 8) {  // then the key is one word
         check_records = one_piece_per_word ? check_with<1, true, true> : check_with<1, false, true>;
     } else {
-        switch (key_words_) {
-        case 1: check_records = choose_check<1>(one_piece_per_word); break;
-        case 2: check_records = choose_check<2>(one_piece_per_word); break;
-        case 3: check_records = choose_check<3>(one_piece_per_word); break;
-        default: check_records = choose_check<4>(one_piece_per_word); break;
-        }
+        check_records = with_key_words(key_words_, [&](auto words) {
+            return choose_check<decltype(words)::value>(one_piece_per_word);
+        });
     }
     const std::size_t first_bad = check_records(pieces_.data(), word_begin_, record_size_, records.data(), count,
                                                 records_checked_ > 0, previous_key_, strict_);

@@ -2,6 +2,7 @@
 // the normalised key order (key_normalization.hpp), where every type's order is unsigned order.
 #include "tools/gen/key_generator.hpp"
 
+#include "src/keys/key_dispatch.hpp"
 #include "src/keys/key_normalization.hpp"
 #include "src/merge/mul_div.hpp"
 
@@ -92,21 +93,17 @@ private:
         return raw;
     }
     std::uint64_t normalized_of_raw(std::uint64_t raw) const {
-        return with_width([&]<class U>() -> std::uint64_t { return to_normalized<U>(U(raw), key_kind(g_.type), false); });
+        return with_key_width(key_width(g_.type), [&](auto key) -> std::uint64_t {
+            using U = decltype(key);
+            return to_normalized<U>(U(raw), key_kind(g_.type), false);
+        });
     }
     std::uint64_t raw_of_normalized(std::uint64_t key) const {
-        return with_width([&]<class U>() -> std::uint64_t { return from_normalized<U>(U(key), key_kind(g_.type), false); });
+        return with_key_width(key_width(g_.type), [&](auto key_type) -> std::uint64_t {
+            using U = decltype(key_type);
+            return from_normalized<U>(U(key), key_kind(g_.type), false);
+        });
     }
-    template <class F>
-    std::uint64_t with_width(F f) const {
-        switch (key_width(g_.type)) {
-        case 1: return f.template operator()<std::uint8_t>();
-        case 2: return f.template operator()<std::uint16_t>();
-        case 4: return f.template operator()<std::uint32_t>();
-        default: return f.template operator()<std::uint64_t>();
-        }
-    }
-
     // Evenly spread over the whole order, rising with position.
     std::uint64_t spread(std::uint64_t position) const {
         const std::uint64_t lo = lowest_normalized(), hi = highest_normalized();
