@@ -149,15 +149,11 @@ TEST(RunMerge, ParallelWorkInFinishStartsNoOtherSlice) {
 
 namespace {
 
-// A chunk sorter for the test: pulls and pushes keys in pieces of 7 (so pieces straddle the
+// A slice sorter for the test: pulls and pushes keys in pieces of 7 (so pieces straddle the
 // parts of different runs), maps i64 keys back from normalised form, sorts with std::sort.
-class PieceSorter final : public ChunkSorter {
+class PieceSorter final : public SliceSorter {
 public:
-    std::string name() const override { return "pieces"; }
-    std::uint64_t capacity(std::size_t, const ChunkMemory&) const override { return 1000; }
-    void prepare(std::size_t, std::uint64_t, const ChunkMemory&) override {}
-    PhaseTimes sort_chunk(std::size_t, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override {
-        EXPECT_EQ(form, ChunkForm::normalized_to_raw);
+    PhaseTimes sort_slice(std::size_t, std::uint64_t keys, const ChunkIo& io) override {
         EXPECT_LE(keys, 1000u);
         std::vector<std::uint64_t> chunk(keys);
         for (std::uint64_t first = 0; first < keys; first += 7) {

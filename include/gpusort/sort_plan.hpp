@@ -61,6 +61,8 @@ struct ChunkCapacity {
     std::function<std::uint64_t(std::size_t slots, const ChunkMemory& memory)> records;
     // The device the chunks live on; nullopt: they live in host memory (the budget bounds them).
     std::optional<DeviceCapacity> device;
+    // The sorter merges runs by sorting slices of them on its device (it has a SliceSorter).
+    bool sorts_slices = false;
 };
 
 // What is sorted, as the plan sees it.

@@ -1,7 +1,7 @@
 // Merge by sorting slices: the runs are cut into exact slices by multi-way selection, at most
 // `slice_keys` keys each, and every slice (its part of each run, one after the other) is handed
-// to the chunk sorter as one chunk of normalised keys that comes back sorted in raw form, at its
-// own place in the output. On the GPU this replaces the host's loser-tree merge: the device
+// to the slice sorter (a capability of the GPU's chunk sorter) as one chunk of normalised keys that
+// comes back sorted in raw form, at its own place in the output. On the GPU this replaces the host's loser-tree merge: the device
 // sorts a slice faster than the host's threads can merge it, and all runs are taken at once, so
 // there is a single pass whatever their number. Two slots overlap, as in run formation.
 #pragma once
@@ -21,7 +21,7 @@ namespace gpusort {
 
 // write(first_key, bytes): puts sorted raw keys at their place in the output.
 template <class T>
-void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& sorter, std::uint64_t slice_keys,
+void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, SliceSorter& sorter, std::uint64_t slice_keys,
                              std::size_t slots,
                              const std::function<void(std::uint64_t, std::span<const std::byte>)>& write) {
     std::uint64_t total = 0;
@@ -57,7 +57,7 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, ChunkSorter& so
             }
         };
         io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(cut.rank[s] + first, bytes); };
-        sorter.sort_chunk(slot, cut.keys(s), ChunkForm::normalized_to_raw, io);
+        sorter.sort_slice(slot, cut.keys(s), io);
     });
 }
 

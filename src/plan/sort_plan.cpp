@@ -314,7 +314,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
     plan.host.runs = plan.runs_in_memory ? plan.records * entry : 0;
 
     if (!plan.in_memory) {
-        plan.merge_on_device = plan.device && !input.entries_hold_records;
+        plan.merge_on_device = plan.device && capacity.sorts_slices;
         if (plan.merge_on_device) {
             // The GPU merges by sorting exact slices of all runs, in one pass (in order, one slice
             // at a time, for a stream).

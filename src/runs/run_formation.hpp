@@ -71,7 +71,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
             else
                 io::write_parallel(*spill, (run.first + first) * entry, bytes);
         };
-        const PhaseTimes chunk_times = sorter.sort_chunk(slot, run.size, ChunkForm::raw_to_normalized, chunk_io);
+        const PhaseTimes chunk_times = sorter.sort_run(slot, run.size, chunk_io);
         std::lock_guard lock(times_mutex);
         times += chunk_times;
     });
@@ -189,7 +189,7 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                     take_samples<T>(bytes, entry, first, run.sample_stride, run.samples);
                     io::write_parallel(*spill, (run.first + first) * entry, bytes);
                 };
-                const PhaseTimes chunk_times = sorter.sort_chunk(c.slot, run.size, ChunkForm::raw_to_normalized, chunk_io);
+                const PhaseTimes chunk_times = sorter.sort_run(c.slot, run.size, chunk_io);
                 std::lock_guard lock(mutex);
                 times += chunk_times;
                 formed[c.index] = true;

@@ -151,7 +151,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
     ChunkSorter& chunk_sorter = *sorter;
     const ChunkCapacity capacity{
         [&chunk_sorter](std::size_t slots, const ChunkMemory& memory) { return chunk_sorter.capacity(slots, memory); },
-        chunk_sorter.device()};
+        chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
     plan = plan_sort(what, budgets, capacity);
 }
 
@@ -197,8 +197,7 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
             output.write(first * job.width, bytes);
     };
     job.sorter.prepare(1, records, job.plan.chunk_memory);
-    report.times += job.sorter.sort_chunk(0, records, unique ? ChunkForm::raw_to_normalized : ChunkForm::raw_to_raw,
-                                          chunk_io);
+    report.times += unique ? job.sorter.sort_run(0, records, chunk_io) : job.sorter.sort_chunk(0, records, chunk_io);
     if (unique) report.output_records = unique->finish();
 }
 
@@ -217,7 +216,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
             report.merge_passes = plan.merge_passes;
             report.output_records = records;
             job.phase(ProgressPhase::writing, records * job.width);
-            merge_by_sorting_slices<T>(runs, job.sorter, plan.run_records, plan.device_merge_slots,
+            merge_by_sorting_slices<T>(runs, *job.sorter.slice_sorter(), plan.run_records, plan.device_merge_slots,
                                        [&](std::uint64_t first, std::span<const std::byte> bytes) {
                                            output.write(first * sizeof(T), bytes);
                                        });

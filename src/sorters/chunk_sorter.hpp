@@ -5,7 +5,8 @@
 // A sorter holds `slots` chunks at once (allocated once, in prepare()); the core sorts chunks in
 // different slots from different threads, so reading one chunk overlaps sorting and writing
 // another. A chunk's keys are pulled through ChunkIo::read and the sorted keys pushed through
-// ChunkIo::write, in pieces addressed by the key index within the chunk, in order.
+// ChunkIo::write, in pieces addressed by the key index within the chunk, in order. Every sorter
+// takes every call of this interface; what only some can do is an interface of its own.
 #pragma once
 
 #include "gpusort/phase_times.hpp"
@@ -20,18 +21,20 @@
 
 namespace gpusort {
 
-// What a chunk's keys are on the way in and on the way out.
-enum class ChunkForm {
-    raw_to_raw,         // the whole input as one chunk, straight into the output
-    raw_to_normalized,  // a chunk of the input that becomes a run
-    normalized_to_raw,  // a slice of the runs (already normalised) that goes into the output
-};
-inline bool input_is_normalized(ChunkForm form) { return form == ChunkForm::normalized_to_raw; }
-inline bool output_is_raw(ChunkForm form) { return form != ChunkForm::raw_to_normalized; }
-
 struct ChunkIo {
     std::function<void(std::uint64_t first, std::span<std::byte> bytes)> read;
     std::function<void(std::uint64_t first, std::span<const std::byte> bytes)> write;
+};
+
+// Sorts slices of runs back into output keys: the GPU's merge (src/merge/slice_merge.hpp). A
+// capability of its own: only a sorter of plain keys on a device has it; the runs of the others
+// are merged on the host.
+class SliceSorter {
+public:
+    virtual ~SliceSorter() = default;
+    // Sorts one slice of `keys` keys in `slot` of the chunk sorter: they come in normalised (the
+    // parts of several runs, one after the other) and go out in their raw form.
+    virtual PhaseTimes sort_slice(std::size_t slot, std::uint64_t keys, const ChunkIo& io) = 0;
 };
 
 class ChunkSorter {
@@ -46,8 +49,13 @@ public:
     virtual std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const = 0;
     // Allocates `slots` slots for chunks of up to chunk_keys keys in `memory`; (0, 0) frees them.
     virtual void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) = 0;
-    // Sorts one chunk of `keys` keys in `slot`, taking and giving keys in the given forms.
-    virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) = 0;
+    // Sorts one chunk of `keys` raw keys (records) in `slot` into the sorted raw keys (records).
+    virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) = 0;
+    // Sorts one chunk of `keys` raw keys (records) in `slot` into a run: sorted entries in the form
+    // the merge compares (normalised keys; for records, key words and record: record_layout.hpp).
+    virtual PhaseTimes sort_run(std::size_t slot, std::uint64_t keys, const ChunkIo& io) = 0;
+    // The slice merge this sorter offers, sharing its slots; null when its runs are merged on the host.
+    virtual SliceSorter* slice_sorter() { return nullptr; }
 };
 
 }  // namespace gpusort

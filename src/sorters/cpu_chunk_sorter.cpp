@@ -26,16 +26,24 @@ void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys, const 
 }
 
 template <class U>
-void CpuChunkSorter::sort_keys(std::span<U> keys, ChunkForm form) {
-    if (!input_is_normalized(form)) normalize_keys(keys, order_);
+void CpuChunkSorter::sort_keys(std::span<U> keys, bool restore) {
+    normalize_keys(keys, order_);
     if (pool_)
         ips4o::parallel::sort(keys.data(), keys.data() + keys.size(), std::less<>(), *pool_);
     else
         ips4o::sort(keys.data(), keys.data() + keys.size(), std::less<>());
-    if (output_is_raw(form)) denormalize_keys(keys, order_);
+    if (restore) denormalize_keys(keys, order_);
 }
 
-PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) {
+PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) {
+    return sort(slot, keys, true, io);
+}
+
+PhaseTimes CpuChunkSorter::sort_run(std::size_t slot, std::uint64_t keys, const ChunkIo& io) {
+    return sort(slot, keys, false, io);
+}
+
+PhaseTimes CpuChunkSorter::sort(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io) {
     PhaseTimes times;
     std::span<std::byte> bytes(slots_.at(slot).data(), static_cast<std::size_t>(keys * width_));
     {
@@ -52,7 +60,7 @@ PhaseTimes CpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, Chun
         tbb::this_task_arena::isolate([&] {
             with_key_width(width_, [&](auto key) {
                 using U = decltype(key);
-                sort_keys(std::span(static_cast<U*>(data), n), form);
+                sort_keys(std::span(static_cast<U*>(data), n), restore);
             });
         });
     }

@@ -24,11 +24,14 @@ public:
     std::string name() const override { return "cpu"; }
     std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const override;
     void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) override;
-    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
+    PhaseTimes sort_run(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
 
 private:
+    // Normalises, sorts and (restore) maps the keys back.
+    PhaseTimes sort(std::size_t slot, std::uint64_t keys, bool restore, const ChunkIo& io);
     template <class U>
-    void sort_keys(std::span<U> keys, ChunkForm form);
+    void sort_keys(std::span<U> keys, bool restore);
 
     KeyOrder order_;
     std::size_t width_;

@@ -65,9 +65,16 @@ public:
         }
     }
 
-    PhaseTimes sort_chunk(std::size_t slot_index, std::uint64_t records, ChunkForm form, const ChunkIo& io) override {
-        if (form == ChunkForm::normalized_to_raw)
-            throw std::logic_error("the record sorter takes raw records only");
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t records, const ChunkIo& io) override {
+        return sort(slot, records, false, io);
+    }
+    PhaseTimes sort_run(std::size_t slot, std::uint64_t records, const ChunkIo& io) override {
+        return sort(slot, records, true, io);
+    }
+
+private:
+    // Sorts the records of a slot and writes them, or (entries) run entries of key words and record.
+    PhaseTimes sort(std::size_t slot_index, std::uint64_t records, bool entries, const ChunkIo& io) {
         if (slot_index >= slots_.size() || records > chunk_records_)
             throw std::logic_error("chunk larger than the sorter was prepared for");
         PhaseTimes times;
@@ -99,7 +106,6 @@ public:
                 ips4o::sort(tags, tags + n, std::less<>());
         }
         // Sorted records (or entries: key words first) gathered piece by piece, each piece written.
-        const bool entries = form == ChunkForm::raw_to_normalized;
         const std::size_t out_width = entries ? entry_ : record_;
         const std::size_t key_bytes = entries ? entry_ - record_ : 0;
         const std::size_t piece = gather_records(n);
@@ -124,7 +130,6 @@ public:
         return times;
     }
 
-private:
     struct Slot {
         io::HostBuffer records;
         io::HostBuffer tags;

@@ -12,8 +12,8 @@
 
 namespace gpusort {
 
-// ChunkForm::raw_to_raw gives the sorted records; raw_to_normalized gives run entries (key
-// words, then the record: record_layout.hpp). Throws std::invalid_argument for an invalid spec.
+// sort_chunk gives the sorted records; sort_run gives run entries (key words, then the record:
+// record_layout.hpp). Throws std::invalid_argument for an invalid spec.
 std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads);
 
 }  // namespace gpusort

@@ -33,10 +33,23 @@ void GpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys, const 
     engine_.prepare(slots, chunk_keys, static_cast<std::size_t>(memory.staging_bytes));
 }
 
-PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) {
+PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) {
+    return sort(slot, keys, false, true, io);
+}
+
+PhaseTimes GpuChunkSorter::sort_run(std::size_t slot, std::uint64_t keys, const ChunkIo& io) {
+    return sort(slot, keys, false, false, io);
+}
+
+PhaseTimes GpuChunkSorter::sort_slice(std::size_t slot, std::uint64_t keys, const ChunkIo& io) {
+    return sort(slot, keys, true, true, io);
+}
+
+PhaseTimes GpuChunkSorter::sort(std::size_t slot, std::uint64_t keys, bool normalized, bool restore,
+                                const ChunkIo& io) {
     gpu::ChunkCallbacks callbacks;
     const std::size_t in_width = engine_.input_width();
-    const std::size_t out_width = engine_.output_width(output_is_raw(form));
+    const std::size_t out_width = engine_.output_width(restore);
     callbacks.read = [&](std::uint64_t first, void* data, std::size_t count) {
         io.read(first, std::span<std::byte>(static_cast<std::byte*>(data), count * in_width));
     };
@@ -44,7 +57,7 @@ PhaseTimes GpuChunkSorter::sort_chunk(std::size_t slot, std::uint64_t keys, Chun
         io.write(first, std::span<const std::byte>(static_cast<const std::byte*>(data), count * out_width));
     };
     const gpu::ChunkTimes t =
-        engine_.sort_chunk(slot, keys, input_is_normalized(form), output_is_raw(form), callbacks);
+        engine_.sort_chunk(slot, keys, normalized, restore, callbacks);
     PhaseTimes times;
     times.read = t.read;
     times.copy_in = t.copy_in;

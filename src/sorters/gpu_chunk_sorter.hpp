@@ -11,11 +11,12 @@
 
 namespace gpusort {
 
-class GpuChunkSorter final : public ChunkSorter {
+class GpuChunkSorter final : public ChunkSorter, private SliceSorter {
 public:
     // Keys of order.type on `device`. Throws GpuError when the device cannot be used.
     GpuChunkSorter(const KeyOrder& order, int device);
-    // Records with a key spec: raw_to_raw gives sorted records, raw_to_normalized run entries.
+    // Records with a key spec: sort_chunk gives sorted records, sort_run run entries; their runs
+    // are merged on the host (no slice_sorter()).
     GpuChunkSorter(const KeySpec& records, int device);
     std::string name() const override { return device_.name; }
     // Chunks live in device memory (the plan's device budget); host memory holds only the pinned
@@ -23,9 +24,16 @@ public:
     std::optional<DeviceCapacity> device() const override { return device_; }
     std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const override;
     void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) override;
-    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, ChunkForm form, const ChunkIo& io) override;
+    PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
+    PhaseTimes sort_run(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
+    // Plain keys: the device merges runs by sorting slices of them.
+    SliceSorter* slice_sorter() override { return engine_.record_mode() ? nullptr : this; }
 
 private:
+    PhaseTimes sort_slice(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
+    // One chunk through the engine: normalised or raw keys in, raw or normalised out.
+    PhaseTimes sort(std::size_t slot, std::uint64_t keys, bool normalized, bool restore, const ChunkIo& io);
+
     gpu::ChunkEngine engine_;
     DeviceCapacity device_;
 };
