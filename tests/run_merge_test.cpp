@@ -1,6 +1,6 @@
 // merge_runs and merge_to_fan_in on runs in host memory and in spill files (mixed), against
 // std::sort of all keys: many fan-ins, empty and skewed runs, slices of every size, and samples
-// of merged runs that match their keys; a finish step with parallel work of its own.
+// of merged runs that match their keys; a restore step with parallel work of its own.
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
 #include "src/keys/key_normalization.hpp"
@@ -79,9 +79,7 @@ TEST(RunMerge, MemoryAndFileRunsManyFanInsAndSkews) {
         for (bool skewed : {false, true}) {
             RunSet set = make_runs(dir, k, 200'000, skewed, rng);
             io::File out = io::create_temp_file(dir.path());
-            MergeTarget<std::uint64_t> target;
-            target.file = &out;
-            merge_runs<std::uint64_t>(set.runs, target, small_plan(3, 64));
+            merge_runs<std::uint64_t>(set.runs, {merge_into::File{&out}}, small_plan(3, 64));
             ASSERT_EQ(read_all(out, set.all.size()), set.all) << "k=" << k << " skewed=" << skewed;
         }
 }
@@ -101,50 +99,48 @@ TEST(RunMerge, PassesDownToTheFanInKeepKeysAndSamples) {
         for (std::size_t s = 0; s < run.samples.size(); ++s) ASSERT_EQ(run.samples[s], run.read_at(s * 16));
     }
     io::File out = io::create_temp_file(dir.path());
-    MergeTarget<std::uint64_t> target;
-    target.file = &out;
-    merge_runs<std::uint64_t>(set.runs, target, plan);
+    merge_runs<std::uint64_t>(set.runs, {merge_into::File{&out}}, plan);
     EXPECT_EQ(read_all(out, set.all.size()), set.all);
     EXPECT_TRUE(dir.entries().empty());
 }
 
 namespace {
-thread_local int finish_depth = 0;  // finish calls on this thread's stack
+thread_local int restore_depth = 0;  // restore calls on this thread's stack
 }  // namespace
 
-// A finish step that runs parallel work of its own (as mapping keys back does) and waits for it:
+// A restore step that runs parallel work of its own (as mapping keys back does) and waits for it:
 // the waiting thread must not start another slice meanwhile. (It once did, and that slice took the
 // same thread's workspace, overwriting the read buffers of the one it interrupted: the output of
 // a 16-thread merge of float keys came out of order.)
-TEST(RunMerge, ParallelWorkInFinishStartsNoOtherSlice) {
+TEST(RunMerge, ParallelWorkInRestoreStartsNoOtherSlice) {
     std::mt19937_64 rng(12);
     ScratchDir dir;
     RunSet set = make_runs(dir, 8, 2'000'000, false, rng);  // about 64 MiB: more slices than threads
-    const SortPlan plan = small_plan(8, 8);                  // 64 KiB buffers: many flushes, each calling finish
+    const SortPlan plan = small_plan(8, 8);                  // 64 KiB buffers: many flushes, each calling restore
     ASSERT_GE(plan.merge_slices(set.all.size()), 12u);
     // Eight threads for the merge's eight tasks however few cores there are.
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 9);
     std::atomic<bool> reentered{false};
     std::atomic<int> calls{0};
-    MergeTarget<std::uint64_t> target;
-    target.finish = [&](std::span<std::uint64_t> keys) {
-        if (++finish_depth > 1) reentered = true;
+    MergeTarget<std::uint64_t> target{merge_into::File{nullptr}};
+    target.restore = [&](std::span<std::uint64_t> keys) {
+        if (++restore_depth > 1) reentered = true;
         ++calls;
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, keys.size(), 1024), [](const auto&) {
             std::this_thread::sleep_for(std::chrono::microseconds(20));  // long enough for the waiting thread to look for work
         });
-        --finish_depth;
+        --restore_depth;
     };
     // Whether a waiting thread finds another slice to start depends on timing: a second try makes
     // it all but certain that it would.
     for (int attempt = 0; attempt < 2 && !reentered; ++attempt) {
         io::File out = io::create_temp_file(dir.path());
-        target.file = &out;
+        target.into = merge_into::File{&out};
         merge_runs<std::uint64_t>(set.runs, target, plan);
         EXPECT_EQ(read_all(out, set.all.size()), set.all);
     }
     EXPECT_GT(calls.load(), 100);
-    EXPECT_FALSE(reentered.load()) << "a thread waiting in one slice's finish ran another slice";
+    EXPECT_FALSE(reentered.load()) << "a thread waiting in one slice's restore ran another slice";
 }
 
 namespace {

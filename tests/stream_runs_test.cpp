@@ -64,9 +64,7 @@ TEST(StreamRuns, SamplesOfAGrowingStreamStayWithinThePlanAndStillGuideTheMerge) 
     EXPECT_LE(sample_bytes, plan.sample_memory + (kChunk / plan.sample_stride + 1) * 8);
 
     io::File out = io::create_temp_file(dir.path());
-    MergeTarget<std::uint64_t> target;
-    target.file = &out;
-    merge_runs<std::uint64_t>(runs, target, plan);
+    merge_runs<std::uint64_t>(runs, {merge_into::File{&out}}, plan);
     std::vector<std::uint64_t> merged(keys.size());
     out.read_at(0, std::as_writable_bytes(std::span<std::uint64_t>(merged)));
     std::sort(keys.begin(), keys.end());

@@ -21,6 +21,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <tbb/concurrent_queue.h>
@@ -32,26 +33,52 @@
 
 namespace gpusort {
 
-// Where a merge writes: entries [first, first + total) of `file`, through `mapped` (the file's
-// memory map) when set; or, when `sink` is set, to sink(slice, rank, entries) for each full
-// buffer of merged entries (slice: which output slice they belong to, rank: the first one's).
+// A block of merged entries handed on: `slice` is the output slice they belong to, `rank` the
+// output rank of the first.
+using BlockPut = std::function<void(std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries)>;
+
+// Where a merge writes, one of:
+namespace merge_into {
+// Entry r at base + r * entry_bytes: an output's memory map, or a buffer of the merge.
+struct Memory {
+    std::byte* base;
+    ProgressCounters* progress = nullptr;  // counts the bytes merged, when set
+};
+// Entry r at byte (first + r) * entry_bytes of `file`, by positional writes.
+struct File {
+    const io::File* file;
+    std::uint64_t first = 0;
+    ProgressCounters* progress = nullptr;  // counts the bytes written, when set
+};
+// Each full buffer of merged entries to put, from several tasks at once (a slice's in order).
+struct Blocks {
+    BlockPut put;
+};
+// Whole slices to put, one at a time, in output order: a stream.
+struct Stream {
+    BlockPut put;
+};
+}  // namespace merge_into
+using MergeInto = std::variant<merge_into::Memory, merge_into::File, merge_into::Blocks, merge_into::Stream>;
+
 template <class T>
 struct MergeTarget {
-    const io::File* file = nullptr;
-    std::byte* mapped = nullptr;
-    std::uint64_t first = 0;
-    std::function<void(std::uint64_t, std::uint64_t, std::span<const std::byte>)> sink;
-    // Applied to each full output buffer of keys just before it is written (e.g. mapping keys
-    // back); plain keys only.
-    std::function<void(std::span<T>)> finish;
-    // When set, every sample_stride-th output key is stored here (the output is a new run).
-    std::vector<T>* samples = nullptr;
-    std::uint64_t sample_stride = 0;
-    // The sink takes whole slices, one after the other in output order (a sequential output).
-    bool in_order = false;
-    // Counts the bytes written to the file or map, when set (a sink counts its own).
-    ProgressCounters* progress = nullptr;
+    MergeInto into;
+    // Plain keys: maps each buffer of keys back to their raw form just before it is written;
+    // empty: they stay normalised.
+    std::function<void(std::span<T>)> restore = {};
 };
+
+// Sampling as a wrapper around a put: the key of every stride-th entry (by output rank) goes to
+// its place in `samples` (sized for the whole output), then the block goes on to `put`.
+template <class T>
+BlockPut sampled(std::vector<T>& samples, std::uint64_t stride, std::size_t entry_bytes, BlockPut put) {
+    return [&samples, stride, entry_bytes, put = std::move(put)](std::uint64_t slice, std::uint64_t rank,
+                                                                 std::span<const std::byte> entries) {
+        take_samples<T>(entries, entry_bytes, rank, stride, samples);
+        put(slice, rank, entries);
+    };
+}
 
 namespace detail {
 
@@ -59,7 +86,7 @@ namespace detail {
 // plus one for the output unless it is written straight into the output's memory map.
 template <class T>
 std::size_t merge_buffers(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target) {
-    std::size_t buffers = target.mapped ? 0 : 1;
+    std::size_t buffers = std::holds_alternative<merge_into::Memory>(target.into) ? 0 : 1;
     for (const auto& run : runs) buffers += run.memory ? 0 : 1;
     return buffers;
 }
@@ -118,24 +145,27 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
     }
     tree.build();
 
-    // Output goes in blocks of buffer_entries: straight into the map, or through a buffer.
-    std::byte* const mapped = target.mapped && !target.sink ? target.mapped + target.first * entry : nullptr;
+    // Output goes in blocks of buffer_entries: straight into memory, or through a buffer.
+    const auto* memory = std::get_if<merge_into::Memory>(&target.into);
+    const auto* file = std::get_if<merge_into::File>(&target.into);
+    const auto* blocks = std::get_if<merge_into::Blocks>(&target.into);
+    if (!memory && !file && !blocks) throw std::logic_error("merge_slice: a stream takes whole slices");
+    ProgressCounters* const progress = memory ? memory->progress : file ? file->progress : nullptr;
     std::uint64_t written = rank_begin;  // output rank of out[0]
-    std::byte* out = mapped ? mapped + written * entry : next_buffer;
+    std::byte* out = memory ? memory->base + written * entry : next_buffer;
     std::size_t filled = 0;
     auto flush = [&] {
         std::span<std::byte> entries(out, filled * entry);
-        if (target.samples) take_samples<T>(entries, entry, written, target.sample_stride, *target.samples);
         if constexpr (kPlain)
-            if (target.finish) target.finish(std::span<T>(reinterpret_cast<T*>(out), filled));
-        if (target.sink)
-            target.sink(slice, written, entries);
-        else if (!mapped)
-            target.file->write_at((target.first + written) * entry, entries);
-        if (target.progress) target.progress->add(entries.size());
+            if (target.restore) target.restore(std::span<T>(reinterpret_cast<T*>(out), filled));
+        if (blocks)
+            blocks->put(slice, written, entries);
+        else if (file)
+            file->file->write_at((file->first + written) * entry, entries);
+        if (progress) progress->add(entries.size());
         written += filled;
         filled = 0;
-        if (mapped) out = mapped + written * entry;
+        if (memory) out = memory->base + written * entry;
     };
 
     while (!tree.all_done()) {
@@ -169,15 +199,16 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     if (total == 0) return;
 
     const std::size_t entry = runs[0].entry_bytes;
-    if (target.in_order && (plan.in_order_slice_bytes == 0 || plan.in_order_slice_buffers == 0))
+    const auto* stream = std::get_if<merge_into::Stream>(&target.into);
+    if (stream && (plan.in_order_slice_bytes == 0 || plan.in_order_slice_buffers == 0))
         throw std::logic_error("merge_runs: the plan has no in-order slices for a sequential output");
     const std::uint64_t slice_bytes = plan.in_order_slice_bytes;
     const std::uint64_t slices =
-        target.in_order ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
+        stream ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
                         : plan.merge_slices(total);
     const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
     const bool plain = entry == sizeof(T);
-    // Isolated: a thread that waits inside a slice for parallel work of its own (target.finish maps
+    // Isolated: a thread that waits inside a slice for parallel work of its own (target.restore maps
     // keys back with parallel_for) must not start another slice meanwhile, which would take the
     // same thread's workspace and overwrite the read buffers of the slice it interrupted.
     auto merge = [&](const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank, std::byte* workspace) {
@@ -197,7 +228,7 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
         // Whole keys of T at the start of the workspace (plain merges store keys there).
         tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
             [&] { return std::make_unique_for_overwrite<T[]>((workspace_bytes + sizeof(T) - 1) / sizeof(T)); });
-        if (target.in_order) {
+        if (stream) {
             // Each slice is merged straight into a buffer of its own, then handed on in order.
             const std::size_t tokens = plan.in_order_slice_buffers;
             std::uint64_t largest = 0;
@@ -227,16 +258,15 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
                                               }) &
                     tbb::make_filter<Slice, Slice>(tbb::filter_mode::parallel,
                                                    [&](Slice slice) {
-                                                       MergeTarget<T> to;
-                                                       to.mapped = slice.buffer;
-                                                       to.finish = target.finish;
+                                                       const MergeTarget<T> to{merge_into::Memory{slice.buffer},
+                                                                               target.restore};
                                                        merge(cut, slice.index, to, 0,
                                                              reinterpret_cast<std::byte*>(workspaces.local().get()));
                                                        return slice;
                                                    }) &
                     tbb::make_filter<Slice, void>(tbb::filter_mode::serial_in_order, [&](Slice slice) {
                         const std::span<const std::byte> bytes(slice.buffer, cut.keys(slice.index) * entry);
-                        target.sink(slice.index, cut.rank[slice.index], bytes);
+                        stream->put(slice.index, cut.rank[slice.index], bytes);
                         free_buffers.push(slice.buffer);
                     }));
             return;
@@ -280,12 +310,12 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             std::uint64_t size = 0;
             for (std::size_t j = begin; j < begin + count; ++j) size += runs[j].size;
             SortedRun<T> merged = SortedRun<T>::in_file(file, offset, size, stride, entry);
-            MergeTarget<T> target;
-            target.file = file.get();
-            target.first = offset;
-            target.samples = &merged.samples;
-            target.sample_stride = stride;
-            target.progress = progress;
+            const MergeTarget<T> target{merge_into::Blocks{sampled<T>(
+                merged.samples, stride, entry,
+                [&file, offset, entry, progress](std::uint64_t, std::uint64_t rank, std::span<const std::byte> entries) {
+                    file->write_at((offset + rank) * entry, entries);
+                    if (progress) progress->add(entries.size());
+                })}};
             merge_runs<T>(std::span<const SortedRun<T>>(runs).subspan(begin, count), target, plan);
             offset += merged.size;
             next.push_back(std::move(merged));

@@ -77,16 +77,17 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
     }
     const std::uint64_t n = offset[blocks];
     const std::uint64_t at = unique_ ? s.begin + s.kept : rank;  // output record of the first kept one
-    std::byte* mapped = output_.mapped();
-    std::vector<std::byte> buffer(mapped ? 0 : n * r);
-    std::byte* destination = mapped ? mapped + at * r : buffer.data();
+    // Into the output's map in place, or into a buffer written at its offset.
+    const auto* map = std::get_if<MappedFile>(&output_.destination());
+    std::vector<std::byte> buffer(map ? 0 : n * r);
+    std::byte* destination = map ? map->mapping->data() + at * r : buffer.data();
     for_blocks(count, [&](std::uint64_t b, std::uint64_t first, std::uint64_t end) {
         std::uint64_t j = offset[b];
         for (std::uint64_t i = first; i != end; ++i)
             if (kept(i)) std::memcpy(destination + j++ * r, base + i * e + k, r);
     });
-    if (!mapped) output_.file->write_at(at * r, buffer);
-    if (output_.progress) output_.progress->add(n * r);
+    if (!map) std::get<PositionalFile>(output_.destination()).file->write_at(at * r, buffer);
+    if (output_.progress()) output_.progress()->add(n * r);
     std::memcpy(s.last_key.data(), base + (count - 1) * e, k);
     s.kept = at + n - s.begin;
 }
@@ -94,16 +95,18 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
 // Moves `count` records from record `from` down to record `to` (to < from), front to back.
 void RecordOutput::move_records(std::uint64_t from, std::uint64_t to, std::uint64_t count) {
     const std::uint64_t bytes = count * record_size_;
-    if (std::byte* mapped = output_.mapped()) {
-        std::memmove(mapped + to * record_size_, mapped + from * record_size_, bytes);
+    if (const auto* map = std::get_if<MappedFile>(&output_.destination())) {
+        std::byte* data = map->mapping->data();
+        std::memmove(data + to * record_size_, data + from * record_size_, bytes);
         return;
     }
+    const io::File& file = *std::get<PositionalFile>(output_.destination()).file;
     constexpr std::uint64_t kBlock = std::uint64_t{8} << 20;
     std::vector<std::byte> block(static_cast<std::size_t>(std::min(bytes, kBlock)));
     for (std::uint64_t done = 0; done < bytes; done += kBlock) {
         const std::size_t n = static_cast<std::size_t>(std::min(kBlock, bytes - done));
-        output_.file->read_at(from * record_size_ + done, std::span<std::byte>(block.data(), n));
-        output_.file->write_at(to * record_size_ + done, std::span<const std::byte>(block.data(), n));
+        file.read_at(from * record_size_ + done, std::span<std::byte>(block.data(), n));
+        file.write_at(to * record_size_ + done, std::span<const std::byte>(block.data(), n));
     }
 }
 

@@ -28,13 +28,15 @@ void StreamOutput::append(std::uint64_t offset, std::span<const std::byte> bytes
 void StreamOutput::check_records(const KeySpec& spec, bool strict) { verifier_.emplace(spec, strict); }
 
 void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) const {
-    if (stream)
-        stream->append(offset, bytes);
-    else if (mapping)
-        io::copy_parallel(mapping->data() + offset, bytes);
-    else
-        io::write_parallel(*file, offset, bytes);
-    if (progress) progress->add(bytes.size());
+    struct Write {
+        std::uint64_t offset;
+        std::span<const std::byte> bytes;
+        void operator()(const MappedFile& to) const { io::copy_parallel(to.mapping->data() + offset, bytes); }
+        void operator()(const PositionalFile& to) const { io::write_parallel(*to.file, offset, bytes); }
+        void operator()(StreamOutput* to) const { to->append(offset, bytes); }
+    };
+    std::visit(Write{offset, bytes}, destination_);
+    if (progress_) progress_->add(bytes.size());
 }
 
 namespace {
@@ -84,11 +86,8 @@ OutputTarget::OutputTarget(const OutputOptions& options)
                                                      options.compression_level, options.block_bytes,
                                                      options.blocks_in_flight);
         stream_ = std::make_unique<StreamOutput>(*writer_);
-        output_.stream = stream_.get();
-    } else {
-        output_.file = &atomic_->file();
     }
-    output_.progress = options.progress;
+    progress_ = options.progress;
 }
 
 OutputTarget::~OutputTarget() = default;
@@ -100,15 +99,14 @@ void OutputTarget::check_as_written(const KeySpec& spec, bool strict) {
 }
 
 const SortOutput& OutputTarget::open(std::uint64_t bytes) {
-    if (!writer_ && bytes > 0) {
-        // Written through a memory map when the space is reserved (no page can then meet a full disk).
-        if (atomic_->file().allocate(bytes) && may_map_) {
-            mapping_.emplace(atomic_->file(), bytes);
-            output_.mapping = &*mapping_;
-        }
-    }
     reserved_ = bytes;
-    return output_;
+    if (stream_) return output_.emplace(stream_.get(), progress_);
+    // Written through a memory map when the space is reserved (no page can then meet a full disk).
+    if (bytes > 0 && atomic_->file().allocate(bytes) && may_map_) {
+        mapping_.emplace(atomic_->file(), bytes);
+        return output_.emplace(MappedFile{&*mapping_}, progress_);
+    }
+    return output_.emplace(PositionalFile{&atomic_->file()}, progress_);
 }
 
 void OutputTarget::finish(std::uint64_t bytes) {
@@ -118,7 +116,7 @@ void OutputTarget::finish(std::uint64_t bytes) {
         writer_->finish();
         return;
     }
-    output_.mapping = nullptr;
+    output_.reset();
     mapping_.reset();
     if (bytes < reserved_) atomic_->file().truncate(bytes);
 }
@@ -141,10 +139,10 @@ void OutputTarget::verify(const OutputExpectation& expected) const {
         if (!found) throw std::logic_error("a stream output was not checked as written");
         bytes = stream_->position();
     } else {
-        if (output_.progress) output_.progress->start_phase(ProgressPhase::verifying, written_);
+        if (progress_) progress_->start_phase(ProgressPhase::verifying, written_);
         found = &read_back.emplace(expected.spec, expected.strict);
         bytes = verify_file({atomic_->file(), name_, compression_, verify_block_bytes_, verify_queue_}, *read_back,
-                            output_.progress);
+                            progress_);
         if (bytes % record != 0)
             verify_failed(name_, writer_ ? "ends in the middle of a record" : "is not a multiple of the record size");
     }

@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 
 namespace gpusort::io {
 class StreamWriter;
@@ -48,16 +49,33 @@ private:
     std::optional<RecordVerifier> verifier_;
 };
 
-struct SortOutput {
-    const io::File* file = nullptr;             // a regular file written at any offsets ...
-    const io::FileMapping* mapping = nullptr;   // ... through its memory map when set
-    StreamOutput* stream = nullptr;             // ... or a stream written in order
-    ProgressCounters* progress = nullptr;       // counts the bytes written, when set
+// A regular file written at any offsets by several threads, through its memory map (its space
+// is reserved, so no page can meet a full disk) ...
+struct MappedFile {
+    const io::FileMapping* mapping;
+};
+// ... or with positional writes (its space could not be reserved, or a map is not wanted).
+struct PositionalFile {
+    const io::File* file;
+};
 
-    bool sequential() const { return stream != nullptr; }
-    std::byte* mapped() const { return mapping ? mapping->data() : nullptr; }
+// What the sorting code writes through: one of the three destinations, and the counters of the
+// bytes written (when set).
+class SortOutput {
+public:
+    using Destination = std::variant<MappedFile, PositionalFile, StreamOutput*>;
+    SortOutput(Destination destination, ProgressCounters* progress) : destination_(destination), progress_(progress) {}
+
+    const Destination& destination() const { return destination_; }
+    ProgressCounters* progress() const { return progress_; }
+    // A stream: the bytes must come in order.
+    bool sequential() const { return std::holds_alternative<StreamOutput*>(destination_); }
     // Bytes [offset, offset + size) of the output (on a stream: the next bytes).
     void write(std::uint64_t offset, std::span<const std::byte> bytes) const;
+
+private:
+    Destination destination_;
+    ProgressCounters* progress_;
 };
 
 struct OutputOptions {
@@ -135,12 +153,13 @@ private:
     std::unique_ptr<io::StreamWriter> writer_;
     std::unique_ptr<StreamOutput> stream_;
     std::optional<io::FileMapping> mapping_;
-    SortOutput output_;
+    std::optional<SortOutput> output_;  // from open() to finish()
     std::uint64_t reserved_ = 0;
     std::uint64_t written_ = 0;
     std::size_t verify_block_bytes_;
     io::StreamReaderQueue verify_queue_;
     bool may_map_ = true;
+    ProgressCounters* progress_ = nullptr;
 };
 
 }  // namespace gpusort

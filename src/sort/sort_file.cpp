@@ -42,8 +42,9 @@ namespace {
 class OutputPrefault {
 public:
     OutputPrefault(const SortOutput& output, const SortPlan& plan) {
-        if (!output.mapping || !plan.device) return;
-        const io::FileMapping& mapping = *output.mapping;
+        const auto* map = std::get_if<MappedFile>(&output.destination());
+        if (!map || !plan.device) return;
+        const io::FileMapping& mapping = *map->mapping;
         group_.run([&mapping] {
             constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
             const std::uint64_t blocks = (mapping.size() + kBlock - 1) / kBlock;
@@ -228,30 +229,33 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     if (!plan.device) job.sorter.prepare(0, 0, plan.chunk_memory);
     report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.options.progress) + 1;
     job.phase(ProgressPhase::writing, records * job.width);
-    MergeTarget<T> target;
-    target.in_order = output.sequential();
     if constexpr (!std::is_unsigned_v<T>) {
         // Entries of key words and record: the keys are stripped (and duplicates dropped) on the way out.
         RecordOutput out(output, sizeof(T), job.spec.record_size, job.options.unique, plan.merge_slices(records));
-        target.sink = [&](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
+        const BlockPut put = [&out](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
             out.put(slice, rank, entries);
         };
-        merge_runs<T>(runs, target, plan);
+        merge_runs<T>(runs, {output.sequential() ? MergeInto(merge_into::Stream{put}) : merge_into::Blocks{put}}, plan);
         report.output_records = out.finish();
     } else {
+        // Plain keys go out as they are merged: mapped back to their raw form (unless that is the
+        // identity), straight into the output's map, at their offsets in the file, or in order.
         report.output_records = records;
-        if (output.sequential()) {
-            target.sink = [&](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
-                output.write(rank * sizeof(T), keys);
-            };
-        } else {
-            target.file = output.file;
-            target.mapped = output.mapped();
-            target.progress = output.progress;
-        }
+        struct Into {
+            const SortOutput& output;
+            MergeInto operator()(const MappedFile& to) const {
+                return merge_into::Memory{to.mapping->data(), output.progress()};
+            }
+            MergeInto operator()(const PositionalFile& to) const { return merge_into::File{to.file, 0, output.progress()}; }
+            MergeInto operator()(StreamOutput*) const {
+                return merge_into::Stream{[&out = output](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
+                    out.write(rank * sizeof(T), keys);
+                }};
+            }
+        };
+        MergeTarget<T> target{std::visit(Into{output}, output.destination())};
         const KeyOrder order = job.options.order;
-        if (!normalization_is_identity(order))
-            target.finish = [order](std::span<T> keys) { denormalize_keys(keys, order); };
+        if (!normalization_is_identity(order)) target.restore = [order](std::span<T> keys) { denormalize_keys(keys, order); };
         merge_runs<T>(runs, target, plan);
     }
 }
