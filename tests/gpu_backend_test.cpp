@@ -19,10 +19,8 @@ namespace {
 
 // Empty when the GPU backend can be used, else why not.
 std::string gpu_unavailable() {
-    SortOptions options;
-    options.backend = Backend::gpu;
     try {
-        make_chunk_sorter(options, nullptr, 1);
+        make_chunk_sorter({Backend::gpu, 0, 1, {}}, KeyOrder{KeyType::u64, false});
         return "";
     } catch (const std::exception& e) {
         return e.what();
@@ -111,10 +109,7 @@ TEST(GpuBackend, RefusedClearlyWhenNoGpuCanBeUsed) {
 
 TEST(GpuBackend, DeviceOutOfMemoryIsAOneLineError) {
     SKIP_WITHOUT_GPU();
-    SortOptions options;
-    options.order = {KeyType::u64, false};
-    options.backend = Backend::gpu;
-    auto sorter = make_chunk_sorter(options, nullptr, 1);
+    auto sorter = make_chunk_sorter({Backend::gpu, 0, 1, {}}, KeyOrder{KeyType::u64, false});
     try {
         sorter->prepare(1, std::uint64_t{1} << 40, {});  // 8 TiB of keys: more than any device has
         FAIL() << "no error";

@@ -27,10 +27,8 @@ namespace {
 const std::string kProgram = GPUSORT_FILE_FAULTS_BIN;
 
 std::string gpu_unavailable() {
-    SortOptions options;
-    options.backend = Backend::gpu;
     try {
-        make_chunk_sorter(options, nullptr, 1);
+        make_chunk_sorter({Backend::gpu, 0, 1, {}}, KeyOrder{KeyType::u64, false});
         return "";
     } catch (const std::exception& e) {
         return e.what();

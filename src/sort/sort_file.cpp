@@ -133,7 +133,8 @@ PlannedSort::PlannedSort(const SortOptions& options)
         throw SortError("'" + input.name() + "' is " + std::to_string(input.size()) +
                         " bytes long, which is not a multiple of the record size " + std::to_string(width) +
                         (options.records ? "" : " (" + std::string(key_type_name(options.order.type)) + ")"));
-    sorter = make_chunk_sorter(options, records ? &spec : nullptr, budgets.threads);
+    sorter = make_chunk_sorter({options.backend, options.device, budgets.threads, options.notice},
+                               records ? ChunkKey(spec) : ChunkKey(options.order));
 
     PlanInput what;
     if (!input.streamed()) what.records = input.size() / width;
@@ -161,20 +162,22 @@ io::StreamReaderQueue reader_queue(const SortPlan& plan) {
     return {static_cast<std::size_t>(plan.reader.block_bytes), plan.reader.queued_blocks};
 }
 
-// What the steps of one sort share.
+// What the steps of one sort share: the options as resolved for them.
 struct SortJob {
-    const SortOptions& options;
     SortInput& input;
     OutputTarget& target;
     ChunkSorter& sorter;
     SortReport& report;
     const SortPlan& plan;
     KeySpec spec;            // the records' key (whole-record keys included)
+    KeyOrder order;          // of whole-record keys
     bool records = false;    // runs hold entries of key words and record
+    bool unique = false;     // --unique
     std::size_t width = 0;   // bytes per input record
     std::string tmp_dir;
+    ProgressCounters* progress = nullptr;
     void phase(ProgressPhase p, std::uint64_t total) const {
-        if (options.progress) options.progress->start_phase(p, total);
+        if (progress) progress->start_phase(p, total);
     }
 };
 
@@ -188,7 +191,7 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
     if (records == 0) return;
     OutputPrefault prefault(output, job.plan);
     std::optional<RecordOutput> unique;
-    if (job.options.unique) unique.emplace(output, 8 * key_words(job.spec), job.spec.record_size, true, 1);
+    if (job.unique) unique.emplace(output, 8 * key_words(job.spec), job.spec.record_size, true, 1);
     ChunkIo chunk_io;
     chunk_io.read = read;
     chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
@@ -227,11 +230,11 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     // The chunk buffers of a CPU sorter are not used by a merge on the host: their memory goes back
     // first (a GPU sorter keeps its pinned staging, as planned, rather than pin it again later).
     if (!plan.device) job.sorter.prepare(0, 0, plan.chunk_memory);
-    report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.options.progress) + 1;
+    report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.progress) + 1;
     job.phase(ProgressPhase::writing, records * job.width);
     if constexpr (!std::is_unsigned_v<T>) {
         // Entries of key words and record: the keys are stripped (and duplicates dropped) on the way out.
-        RecordOutput out(output, sizeof(T), job.spec.record_size, job.options.unique, plan.merge_slices(records));
+        RecordOutput out(output, sizeof(T), job.spec.record_size, job.unique, plan.merge_slices(records));
         const BlockPut put = [&out](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
             out.put(slice, rank, entries);
         };
@@ -254,7 +257,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
             }
         };
         MergeTarget<T> target{std::visit(Into{output}, output.destination())};
-        const KeyOrder order = job.options.order;
+        const KeyOrder order = job.order;
         if (!normalization_is_identity(order)) target.restore = [order](std::span<T> keys) { denormalize_keys(keys, order); };
         merge_runs<T>(runs, target, plan);
     }
@@ -400,8 +403,9 @@ SortReport sort_file(const SortOptions& options) {
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
 
-    SortJob job{options, planned.input, target, *planned.sorter, report, plan, planned.spec, planned.records, record_size,
-                planned.tmp_dir};
+    SortJob job{planned.input,   target,        *planned.sorter, report,
+                plan,            planned.spec,  options.order,   planned.records,
+                options.unique,  record_size,   planned.tmp_dir, options.progress};
     if (planned.input.streamed())
         sort_streamed(job);
     else

@@ -12,33 +12,33 @@
 
 namespace gpusort {
 
-std::unique_ptr<ChunkSorter> make_chunk_sorter(const SortOptions& options, const KeySpec* record_spec,
-                                               unsigned threads) {
+std::unique_ptr<ChunkSorter> make_chunk_sorter(const SorterChoice& choice, const ChunkKey& key) {
+    const KeySpec* records = std::get_if<KeySpec>(&key);
     auto cpu_sorter = [&]() -> std::unique_ptr<ChunkSorter> {
-        if (record_spec) return make_cpu_record_sorter(*record_spec, threads);
-        return std::make_unique<CpuChunkSorter>(options.order, threads);
+        if (records) return make_cpu_record_sorter(*records, choice.threads);
+        return std::make_unique<CpuChunkSorter>(std::get<KeyOrder>(key), choice.threads);
     };
-    if (options.backend == Backend::cpu) return cpu_sorter();
+    if (choice.backend == Backend::cpu) return cpu_sorter();
 #ifdef GPUSORT_WITH_GPU
     const int devices = gpu::device_count();
     if (devices > 0) {
-        if (options.device < 0 || options.device >= devices)
-            throw SortError("--device " + std::to_string(options.device) + ": there are " + std::to_string(devices) +
+        if (choice.device < 0 || choice.device >= devices)
+            throw SortError("--device " + std::to_string(choice.device) + ": there are " + std::to_string(devices) +
                             " GPUs (0 to " + std::to_string(devices - 1) + ")");
         try {
-            if (record_spec) return std::make_unique<GpuChunkSorter>(*record_spec, options.device);
-            return std::make_unique<GpuChunkSorter>(options.order, options.device);
+            if (records) return std::make_unique<GpuChunkSorter>(*records, choice.device);
+            return std::make_unique<GpuChunkSorter>(std::get<KeyOrder>(key), choice.device);
         } catch (const gpu::GpuError& e) {
             // A device is there but cannot be used (busy, failing, out of memory): "auto" sorts
             // on the CPU and says so; "gpu" fails.
-            if (options.backend == Backend::gpu) throw;
-            if (options.notice) options.notice(std::string("the GPU cannot be used (") + e.what() + "); sorting on the CPU");
+            if (choice.backend == Backend::gpu) throw;
+            if (choice.notice) choice.notice(std::string("the GPU cannot be used (") + e.what() + "); sorting on the CPU");
             return cpu_sorter();
         }
     }
-    if (options.backend == Backend::gpu) throw SortError("no usable GPU: " + gpu::device_unavailable_reason());
+    if (choice.backend == Backend::gpu) throw SortError("no usable GPU: " + gpu::device_unavailable_reason());
 #else
-    if (options.backend == Backend::gpu)
+    if (choice.backend == Backend::gpu)
         throw SortError("this gpusort-file was built without CUDA, so it cannot use a GPU; use --backend cpu");
 #endif
     return cpu_sorter();
