@@ -5,7 +5,7 @@
 #include "record_sort_cases.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
-#include "src/sorters/make_chunk_sorter.hpp"
+#include "gpu_skip.hpp"
 #include "gpusort/sort_file.hpp"
 
 #include <gtest/gtest.h>
@@ -16,21 +16,6 @@ using namespace gpusort;
 using namespace gpusort::testing;
 
 namespace {
-
-// Empty when the GPU backend can be used, else why not.
-std::string gpu_unavailable() {
-    try {
-        make_chunk_sorter({Backend::gpu, 0, 1, {}}, KeyOrder{KeyType::u64, false});
-        return "";
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-}
-
-#define SKIP_WITHOUT_GPU()                                          \
-    if (const std::string why = gpu_unavailable(); !why.empty()) { \
-        GTEST_SKIP() << why;                                        \
-    }
 
 template <class T>
 void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descending,

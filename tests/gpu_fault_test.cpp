@@ -7,7 +7,7 @@
 // Skips where no GPU can be used.
 #include "cli_run.hpp"
 #include "scratch_dir.hpp"
-#include "src/sorters/make_chunk_sorter.hpp"
+#include "gpu_skip.hpp"
 #include "tools/gen/data_generator.hpp"
 
 #include <gtest/gtest.h>
@@ -25,20 +25,6 @@ using namespace gpusort::testing;
 namespace {
 
 const std::string kProgram = GPUSORT_FILE_FAULTS_BIN;
-
-std::string gpu_unavailable() {
-    try {
-        make_chunk_sorter({Backend::gpu, 0, 1, {}}, KeyOrder{KeyType::u64, false});
-        return "";
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-}
-
-#define SKIP_WITHOUT_GPU()                                          \
-    if (const std::string why = gpu_unavailable(); !why.empty()) { \
-        GTEST_SKIP() << why;                                        \
-    }
 
 // Runs the program with the CUDA fault variables set (and stdin from `stdin_path` when given);
 // a run that takes longer than `deadline` is killed and reported as a hang.
