@@ -2,10 +2,8 @@
 // the masks of the key rule are computed once on the host; each key is then a few XORs.
 #include "gpu/gpu_error.hpp"
 #include "gpu/key_mapping.hpp"
-#include "src/keys/key_dispatch.hpp"
 
 #include <cstdint>
-#include <type_traits>
 
 namespace gpusort::gpu {
 
@@ -32,10 +30,6 @@ unsigned blocks_for(std::size_t n) {
     const std::size_t blocks = (n + kMapThreads - 1) / kMapThreads;
     return static_cast<unsigned>(blocks < kMapMaxBlocks ? blocks : kMapMaxBlocks);
 }
-
-// The device sorts keys of at most 32 bits as u32.
-template <class Raw>
-using SortKeyOf = std::conditional_t<sizeof(Raw) <= 4, std::uint32_t, Raw>;
 
 // The masks of `order` for keys of type Raw; none (the identity) when `apply` is false.
 template <class Raw>

@@ -4,16 +4,25 @@
 // ones the host uses. Narrow keys are zero-extended after mapping.
 #pragma once
 
+#include "src/keys/key_dispatch.hpp"
 #include "src/keys/key_rules.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 namespace gpusort::gpu {
 
+// The sort key of a raw key of type Raw: u32 for keys of up to 4 bytes, u64 for 8.
+template <class Raw>
+using SortKeyOf = std::conditional_t<sizeof(Raw) <= 4, std::uint32_t, std::uint64_t>;
+
 // Bytes of the sort key for a raw key of `width` bytes (4 or 8).
-inline std::size_t sort_key_width(std::size_t width) { return width <= 4 ? 4 : 8; }
+inline std::size_t sort_key_width(std::size_t width) {
+    return with_key_width(width, [](auto key) { return sizeof(SortKeyOf<decltype(key)>); });
+}
 
 // keys[i] = raw[i] normalised for `order`, or only widened when `normalize` is false (keys that
 // come in normalised); raw and keys may be the same array when key_width(order.type) ==
