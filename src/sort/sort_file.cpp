@@ -162,19 +162,14 @@ io::StreamReaderQueue reader_queue(const SortPlan& plan) {
     return {static_cast<std::size_t>(plan.reader.block_bytes), plan.reader.queued_blocks};
 }
 
-// What the steps of one sort share: the options as resolved for them.
+// What the steps of one sort share: the planned sort, the output, the report, and the options
+// they need as resolved.
 struct SortJob {
-    SortInput& input;
+    PlannedSort& planned;  // key, widths, input, sorter, plan, where runs go
     OutputTarget& target;
-    ChunkSorter& sorter;
     SortReport& report;
-    const SortPlan& plan;
-    KeySpec spec;            // the records' key (whole-record keys included)
-    KeyOrder order;          // of whole-record keys
-    bool records = false;    // runs hold entries of key words and record
-    bool unique = false;     // --unique
-    std::size_t width = 0;   // bytes per input record
-    std::string tmp_dir;
+    KeyOrder order;        // of whole-record keys
+    bool unique = false;   // --unique
     ProgressCounters* progress = nullptr;
     void phase(ProgressPhase p, std::uint64_t total) const {
         if (progress) progress->start_phase(p, total);
@@ -185,23 +180,25 @@ struct SortJob {
 // written to the output in its raw form; or, with --unique, as entries through a RecordOutput.
 void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<void(std::uint64_t, std::span<std::byte>)>& read,
                        const SortOutput& output) {
+    PlannedSort& planned = job.planned;
     SortReport& report = job.report;
     report.runs = records > 0 ? 1 : 0;
     report.output_records = records;
     if (records == 0) return;
-    OutputPrefault prefault(output, job.plan);
+    OutputPrefault prefault(output, planned.plan);
     std::optional<RecordOutput> unique;
-    if (job.unique) unique.emplace(output, 8 * key_words(job.spec), job.spec.record_size, true, 1);
+    if (job.unique) unique.emplace(output, 8 * key_words(planned.spec), planned.spec.record_size, true, 1);
     ChunkIo chunk_io;
     chunk_io.read = read;
     chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
         if (unique)
             unique->put(0, first, bytes);
         else
-            output.write(first * job.width, bytes);
+            output.write(first * planned.width, bytes);
     };
-    job.sorter.prepare(1, records, job.plan.chunk_memory);
-    report.times += unique ? job.sorter.sort_run(0, records, chunk_io) : job.sorter.sort_chunk(0, records, chunk_io);
+    planned.sorter->prepare(1, records, planned.plan.chunk_memory);
+    ChunkSorter& sorter = *planned.sorter;
+    report.times += unique ? sorter.sort_run(0, records, chunk_io) : sorter.sort_chunk(0, records, chunk_io);
     if (unique) report.output_records = unique->finish();
 }
 
@@ -210,7 +207,7 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
 template <class T>
 void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
     SortReport& report = job.report;
-    const SortPlan& plan = job.plan;
+    const SortPlan& plan = job.planned.plan;
     report.runs = runs.size();
     report.bytes_spilled = plan.runs_in_memory ? 0 : records * plan.entry_bytes;
     ScopedPhase phase(report.times.merge);
@@ -219,8 +216,8 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
         if constexpr (std::is_unsigned_v<T>) {
             report.merge_passes = plan.merge_passes;
             report.output_records = records;
-            job.phase(ProgressPhase::writing, records * job.width);
-            merge_by_sorting_slices<T>(runs, *job.sorter.slice_sorter(), plan.run_records, plan.device_merge_slots,
+            job.phase(ProgressPhase::writing, records * job.planned.width);
+            merge_by_sorting_slices<T>(runs, *job.planned.sorter->slice_sorter(), plan.run_records, plan.device_merge_slots,
                                        [&](std::uint64_t first, std::span<const std::byte> bytes) {
                                            output.write(first * sizeof(T), bytes);
                                        });
@@ -229,12 +226,12 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     }
     // The chunk buffers of a CPU sorter are not used by a merge on the host: their memory goes back
     // first (a GPU sorter keeps its pinned staging, as planned, rather than pin it again later).
-    if (!plan.device) job.sorter.prepare(0, 0, plan.chunk_memory);
-    report.merge_passes = merge_to_fan_in<T>(runs, plan, job.tmp_dir, report.bytes_spilled, job.progress) + 1;
-    job.phase(ProgressPhase::writing, records * job.width);
+    if (!plan.device) job.planned.sorter->prepare(0, 0, plan.chunk_memory);
+    report.merge_passes = merge_to_fan_in<T>(runs, plan, job.planned.tmp_dir, report.bytes_spilled, job.progress) + 1;
+    job.phase(ProgressPhase::writing, records * job.planned.width);
     if constexpr (!std::is_unsigned_v<T>) {
         // Entries of key words and record: the keys are stripped (and duplicates dropped) on the way out.
-        RecordOutput out(output, sizeof(T), job.spec.record_size, job.unique, plan.merge_slices(records));
+        RecordOutput out(output, sizeof(T), job.planned.spec.record_size, job.unique, plan.merge_slices(records));
         const BlockPut put = [&out](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
             out.put(slice, rank, entries);
         };
@@ -267,10 +264,10 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
 // plain key type for whole-record keys.
 template <class F>
 void with_key_type(const SortJob& job, F&& f) {
-    if (job.records) {
-        with_key_words(key_words(job.spec), [&](auto words) { f.template operator()<RecordKey<decltype(words)::value>>(); });
+    if (job.planned.records) {
+        with_key_words(key_words(job.planned.spec), [&](auto words) { f.template operator()<RecordKey<decltype(words)::value>>(); });
     } else {
-        with_key_width(job.width, [&](auto key) { f.template operator()<decltype(key)>(); });
+        with_key_width(job.planned.width, [&](auto key) { f.template operator()<decltype(key)>(); });
     }
 }
 
@@ -295,23 +292,24 @@ void check_free_space(const SortPlan& plan) {
 
 // A file of known size, read at any offsets.
 void sort_known_size(SortJob& job) {
+    PlannedSort& planned = job.planned;
     SortReport& report = job.report;
-    const SortPlan& plan = job.plan;
-    report.bytes = job.input.size();
+    const SortPlan& plan = planned.plan;
+    report.bytes = planned.input.size();
     report.records = plan.records;
     check_free_space(plan);
     const SortOutput& output = job.target.open(report.bytes);
     job.phase(ProgressPhase::sorting, report.bytes);
-    auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { job.input.read_at(offset, bytes); };
+    auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
     if (plan.in_memory) {
-        sort_as_one_chunk(job, plan.records, [&](std::uint64_t first, std::span<std::byte> bytes) { read(first * job.width, bytes); },
+        sort_as_one_chunk(job, plan.records, [&](std::uint64_t first, std::span<std::byte> bytes) { read(first * planned.width, bytes); },
                           output);
         return;
     }
     with_key_type(job, [&]<class T>() {
         // No OutputPrefault here: during run formation the host's threads are busy with the runs, and
         // faulting in the output then slowed the whole sort down on the GPU machine.
-        std::vector<SortedRun<T>> runs = form_runs<T>(read, job.width, plan, job.sorter, job.tmp_dir, report.times);
+        std::vector<SortedRun<T>> runs = form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir, report.times);
         merge_into_output<T>(job, runs, plan.records, output);
     });
 }
@@ -321,13 +319,14 @@ void sort_known_size(SortJob& job) {
 // plan.one_chunk_records records, it is sorted as one chunk, otherwise each chunk becomes a run as
 // it comes.
 void sort_streamed(SortJob& job) {
+    PlannedSort& planned = job.planned;
     SortReport& report = job.report;
-    const SortPlan& plan = job.plan;
+    const SortPlan& plan = planned.plan;
     const std::uint64_t chunk = plan.run_records;
-    job.input.open_stream(reader_queue(plan));
+    planned.input.open_stream(reader_queue(plan));
     job.phase(ProgressPhase::sorting, 0);
-    auto read_next = [&](std::span<std::byte> bytes) { return job.input.read_next(bytes); };
-    StreamChunks chunks(job.width, chunk);
+    auto read_next = [&](std::span<std::byte> bytes) { return planned.input.read_next(bytes); };
+    StreamChunks chunks(planned.width, chunk);
     std::size_t pre_read = 0;
     {
         ScopedPhase phase(report.times.read);
@@ -337,22 +336,22 @@ void sort_streamed(SortJob& job) {
     const std::uint64_t first_two = chunks.records[0] + chunks.records[1];
     if (chunks.records[1] < chunk && first_two <= plan.one_chunk_records) {
         report.records = first_two;
-        report.bytes = first_two * job.width;
+        report.bytes = first_two * planned.width;
         const SortOutput& output = job.target.open(report.bytes);
         sort_as_one_chunk(job, first_two,
                           [&](std::uint64_t first, std::span<std::byte> bytes) {
                               // Records [first, ...) of the two buffers, one after the other.
                               std::byte* out = bytes.data();
-                              std::uint64_t n = bytes.size() / job.width;
+                              std::uint64_t n = bytes.size() / planned.width;
                               for (std::size_t b = 0; b < 2 && n > 0; ++b) {
                                   if (first >= chunks.records[b]) {
                                       first -= chunks.records[b];
                                       continue;
                                   }
                                   const std::uint64_t take = std::min(n, chunks.records[b] - first);
-                                  io::copy_parallel(out, std::span<const std::byte>(chunks.buffers[b].data() + first * job.width,
-                                                                                take * job.width));
-                                  out += take * job.width;
+                                  io::copy_parallel(out, std::span<const std::byte>(chunks.buffers[b].data() + first * planned.width,
+                                                                                take * planned.width));
+                                  out += take * planned.width;
                                   n -= take;
                                   first = 0;
                               }
@@ -363,12 +362,12 @@ void sort_streamed(SortJob& job) {
     // Runs, however few records the stream turns out to hold (two full chunks may be all).
     with_key_type(job, [&]<class T>() {
         std::vector<SortedRun<T>> runs =
-            form_runs_from_stream<T>(chunks, pre_read, read_next, plan, job.sorter, job.tmp_dir, report.times);
-        chunks = StreamChunks(job.width, 0);  // their memory goes back before the merge
+            form_runs_from_stream<T>(chunks, pre_read, read_next, plan, *planned.sorter, planned.tmp_dir, report.times);
+        chunks = StreamChunks(planned.width, 0);  // their memory goes back before the merge
         std::uint64_t records = 0;
         for (const auto& run : runs) records += run.size;
         report.records = records;
-        report.bytes = records * job.width;
+        report.bytes = records * planned.width;
         const SortOutput& output = job.target.open(report.bytes);
         merge_into_output<T>(job, runs, records, output);
     });
@@ -403,9 +402,7 @@ SortReport sort_file(const SortOptions& options) {
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
 
-    SortJob job{planned.input,   target,        *planned.sorter, report,
-                plan,            planned.spec,  options.order,   planned.records,
-                options.unique,  record_size,   planned.tmp_dir, options.progress};
+    SortJob job{planned, target, report, options.order, options.unique, options.progress};
     if (planned.input.streamed())
         sort_streamed(job);
     else
