@@ -34,6 +34,12 @@ void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descendin
     const std::uint64_t per_run = std::max<std::uint64_t>(report.plan.run_records, 1);
     EXPECT_EQ(report.runs, (keys.size() + per_run - 1) / per_run) << what;
     EXPECT_GE(report.runs, min_runs) << what;
+    if (report.runs > 1 && report.plan.merge_on_device) {
+        // The merge's phases in --stats: every key gathered, copied in and out, and written once.
+        for (const MergePhase* phase : {&report.merge.gather, &report.merge.copy_in, &report.merge.copy_out, &report.merge.write})
+            EXPECT_EQ(phase->bytes, keys.size() * sizeof(T)) << what;
+        EXPECT_EQ(report.merge.host.bytes, 0u) << what;
+    }
     options.output = dir / "cpu";
     options.backend = Backend::cpu;
     sort_file(options);

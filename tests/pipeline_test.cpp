@@ -243,6 +243,10 @@ TEST_F(Pipeline, StatsFileIsJsonWithEveryFigure) {
     EXPECT_EQ(s.get<unsigned>("budgets.threads"), 2u);
     EXPECT_GT(s.get<double>("seconds.total"), 0.0);
     EXPECT_GE(s.get<double>("seconds.merge"), 0.0);
+    // The host merge moves every entry once per pass; nothing goes through a device.
+    EXPECT_EQ(s.get<std::uint64_t>("merge_phases.host.bytes"), s.get<unsigned>("merge_passes") * 300001u * 8);
+    EXPECT_GT(s.get<double>("merge_phases.host.seconds"), 0.0);
+    EXPECT_EQ(s.get<std::uint64_t>("merge_phases.copy_in.bytes"), 0u);
     EXPECT_GT(s.get<double>("throughput_mb_per_s"), 0.0);
     // To stderr with '-', nothing else there.
     r = shell(kSort + " --backend cpu --stats - " + quote(dir / "in") + " " + quote(dir / "out"), dir);

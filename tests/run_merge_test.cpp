@@ -198,11 +198,18 @@ TEST(SliceMerge, SlicesOfAllRunsSortedAsChunksGiveTheMergedOutput) {
         });
         std::vector<std::uint64_t> out(expected.size(), 0xdeadbeef);
         PieceSorter sorter;
+        MergeTimes times;
         merge_by_sorting_slices<std::uint64_t>(set.runs, sorter, 1000, 2,
                                                [&](std::uint64_t first, std::span<const std::byte> bytes) {
                                                    std::memcpy(out.data() + first, bytes.data(), bytes.size());
-                                               });
+                                               },
+                                               times);
         EXPECT_EQ(out, expected) << "skewed=" << skewed;
         EXPECT_EQ(sorter.chunks, static_cast<int>((expected.size() + 999) / 1000));
+        // Every key is counted once in each step of the merge, and nothing on the host's merge.
+        const std::uint64_t bytes = expected.size() * 8;
+        for (const MergePhase* phase : {&times.gather, &times.copy_in, &times.copy_out, &times.write})
+            EXPECT_EQ(phase->bytes, bytes) << "skewed=" << skewed;
+        EXPECT_EQ(times.host.bytes, 0u);
     }
 }

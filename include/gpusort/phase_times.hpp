@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace gpusort {
 
@@ -23,6 +24,27 @@ struct PhaseTimes {
         merge += other.merge;
         return *this;
     }
+};
+
+// Seconds and bytes of one phase of the merge, summed over its slices (slices overlap, so the
+// seconds of a phase may add up to more than the merge's wall clock).
+struct MergePhase {
+    double seconds = 0;
+    std::uint64_t bytes = 0;
+    void add(double s, std::uint64_t b) {
+        seconds += s;
+        bytes += b;
+    }
+};
+
+// Where the merge's time goes. On the GPU: the slice bounds are selected; each slice's run parts
+// are gathered into pinned staging by host copies (or reads of spilled runs), copied in, sorted,
+// copied out, and copied into the output (`write`), whose fresh pages are faulted in ahead of
+// those copies (`fault`: from the start of run formation when the output is open by then, so its
+// seconds overlap run formation too). On the host: the loser trees, with their reads of spilled
+// runs and their writes, over all passes (`host`).
+struct MergeTimes {
+    MergePhase select, gather, copy_in, sort, copy_out, write, fault, host;
 };
 
 class ScopedPhase {

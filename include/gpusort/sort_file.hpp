@@ -76,6 +76,7 @@ struct SortReport {
     unsigned merge_passes = 0;       // passes over the data by the merge (0 when sorted in memory)
     std::uint64_t bytes_spilled = 0; // bytes written to temp files
     PhaseTimes times;
+    MergeTimes merge;                // the merge's phases (times.merge is its wall clock)
     double seconds = 0;              // the whole sort, wall clock
 };
 

@@ -26,6 +26,21 @@ std::uint64_t size_option(const po::variables_map& vm, const char* name) {
     return *size;
 }
 
+// {"phase": {"seconds": s, "bytes": b}, ...} for the merge's phases.
+std::string merge_phases_json(const MergeTimes& m) {
+    const std::pair<const char*, const MergePhase*> phases[] = {
+        {"select", &m.select},     {"gather", &m.gather}, {"copy_in", &m.copy_in}, {"sort", &m.sort},
+        {"copy_out", &m.copy_out}, {"write", &m.write},   {"fault", &m.fault},     {"host", &m.host}};
+    std::ostringstream out;
+    out << "{";
+    const char* comma = "";
+    for (const auto& [name, phase] : phases) {
+        out << comma << "\"" << name << "\": {\"seconds\": " << phase->seconds << ", \"bytes\": " << phase->bytes << "}";
+        comma = ", ";
+    }
+    out << "}";
+    return out.str();
+}
 
 }  // namespace
 
@@ -194,6 +209,7 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
         << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write
         << ", \"merge\": " << report.times.merge << "},\n"
+        << "  \"merge_phases\": " << merge_phases_json(report.merge) << ",\n"
         << "  \"throughput_mb_per_s\": " << static_cast<double>(report.bytes) / 1e6 / seconds << "\n"
         << "}\n";
     return out.str();

@@ -3,7 +3,8 @@
 // to the slice sorter (a capability of the GPU's chunk sorter) as one chunk of normalised keys that
 // comes back sorted in raw form, at its own place in the output. On the GPU this replaces the host's loser-tree merge: the device
 // sorts a slice faster than the host's threads can merge it, and all runs are taken at once, so
-// there is a single pass whatever their number. Two slots overlap, as in run formation.
+// there is a single pass whatever their number. Two slots overlap, as in run formation. The time
+// and bytes of each step (selection, gather, copies, sort, writes) go to MergeTimes (--stats).
 #pragma once
 
 #include "src/sorters/chunk_sorter.hpp"
@@ -13,6 +14,7 @@
 #include "src/runs/sorted_run.hpp"
 
 #include <functional>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -23,14 +25,20 @@ namespace gpusort {
 template <class T>
 void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, SliceSorter& sorter, std::uint64_t slice_keys,
                              std::size_t slots,
-                             const std::function<void(std::uint64_t, std::span<const std::byte>)>& write) {
+                             const std::function<void(std::uint64_t, std::span<const std::byte>)>& write,
+                             MergeTimes& times) {
     std::uint64_t total = 0;
     for (const auto& run : runs) total += run.size;
     if (total == 0) return;
     const std::uint64_t slices = (total + slice_keys - 1) / slice_keys;
 
-    const RunSlices cut = cut_into_slices<T>(runs, slices);
+    RunSlices cut;
+    {
+        ScopedPhase phase(times.select.seconds);
+        cut = cut_into_slices<T>(runs, slices);
+    }
 
+    std::mutex times_mutex;
     run_in_slots(slices, slots, [&](std::uint64_t s, std::size_t slot) {
         const auto& from = cut.split[s];
         const auto& to = cut.split[s + 1];
@@ -57,7 +65,14 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, SliceSorter& so
             }
         };
         io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(cut.rank[s] + first, bytes); };
-        sorter.sort_slice(slot, cut.keys(s), io);
+        const PhaseTimes t = sorter.sort_slice(slot, cut.keys(s), io);
+        const std::uint64_t bytes = cut.keys(s) * sizeof(T);
+        std::lock_guard lock(times_mutex);
+        times.gather.add(t.read, bytes);
+        times.copy_in.add(t.copy_in, bytes);
+        times.sort.add(t.sort, 0);
+        times.copy_out.add(t.copy_out, bytes);
+        times.write.add(t.write, bytes);
     });
 }
 

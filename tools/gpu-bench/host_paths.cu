@@ -1,0 +1,167 @@
+// gpusort-bench-host-paths: the machine's ceilings for the host side of an out-of-core sort, each
+// timed on its own: faulting in fresh pages of an output file's shared map (MADV_POPULATE_WRITE)
+// and of anonymous memory, copying into pages already faulted in, pinning populated memory for the
+// GPU (cudaHostRegister) and DMA between the device and registered memory in the pieces a merge
+// uses (one part of each run per slice). Threads share each job in equal blocks.
+//
+//   gpusort-bench-host-paths FILE GIB [THREADS...]
+//
+// FILE is created (and removed at the end) on the file system under test.
+#include <cuda_runtime.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+        std::exit(1);
+    }
+}
+
+// Runs job(begin, end) over [0, bytes) cut into `threads` equal blocks (2 MiB aligned); returns seconds.
+double parallel(std::size_t bytes, unsigned threads, const std::function<void(std::size_t, std::size_t)>& job) {
+    const std::size_t align = std::size_t{2} << 20;
+    const std::size_t block = (bytes / threads + align - 1) / align * align;
+    const double start = now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+        const std::size_t begin = std::min(bytes, t * block), end = std::min(bytes, begin + block);
+        if (begin < end) pool.emplace_back(job, begin, end);
+    }
+    for (auto& th : pool) th.join();
+    return now() - start;
+}
+
+void report(const char* what, unsigned threads, std::size_t bytes, double seconds) {
+    std::printf("%-44s threads %3u  %6.3f s  %6.2f GB/s\n", what, threads, seconds, bytes / seconds / 1e9);
+    std::fflush(stdout);
+}
+
+std::byte* map_file(const std::string& path, std::size_t bytes, int& fd) {
+    ::unlink(path.c_str());
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        std::perror(path.c_str());
+        std::exit(1);
+    }
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(1);
+    }
+    return static_cast<std::byte*>(p);
+}
+
+void unmap_file(const std::string& path, std::byte* p, std::size_t bytes, int fd) {
+    ::munmap(p, bytes);
+    ::close(fd);
+    ::unlink(path.c_str());
+}
+
+std::byte* anonymous(std::size_t bytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(1);
+    }
+    ::madvise(p, bytes, MADV_HUGEPAGE);
+    return static_cast<std::byte*>(p);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: gpusort-bench-host-paths FILE GIB [THREADS...]\n");
+        return 2;
+    }
+    const std::string path = argv[1];
+    const std::size_t bytes = std::strtoull(argv[2], nullptr, 10) << 30;
+    std::vector<unsigned> thread_counts;
+    for (int i = 3; i < argc; ++i) thread_counts.push_back(static_cast<unsigned>(std::atoi(argv[i])));
+    if (thread_counts.empty()) thread_counts = {1, 4, 8, 16};
+    const unsigned most = *std::max_element(thread_counts.begin(), thread_counts.end());
+
+    std::byte* source = anonymous(bytes);
+    report("anonymous memory faulted in (populate)", most, bytes,
+           parallel(bytes, most, [&](std::size_t b, std::size_t e) { ::madvise(source + b, e - b, MADV_POPULATE_WRITE); }));
+    parallel(bytes, most, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; i += 8) std::memcpy(source + i, &i, 8);
+    });
+
+    for (unsigned threads : thread_counts) {
+        int fd = -1;
+        std::byte* out = map_file(path, bytes, fd);
+        report("file map: fresh pages faulted in (populate)", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(out + b, e - b, MADV_POPULATE_WRITE); }));
+        report("file map: copy into faulted-in pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
+        unmap_file(path, out, bytes, fd);
+        out = map_file(path, bytes, fd);
+        report("file map: copy into fresh pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
+        unmap_file(path, out, bytes, fd);
+        std::byte* target = anonymous(bytes);
+        report("anonymous: copy into fresh pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
+        report("anonymous: copy into faulted-in pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
+        ::munmap(target, bytes);
+    }
+
+    // Pinning for DMA: populated memory registered whole, then DMA in merge-sized parts.
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaFree(nullptr), "cudaFree");
+    double start = now();
+    check(cudaHostRegister(source, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+    report("cudaHostRegister of populated memory", 1, bytes, now() - start);
+
+    const std::size_t slice = std::size_t{512} << 20;
+    void* device = nullptr;
+    check(cudaMalloc(&device, slice), "cudaMalloc");
+    cudaStream_t stream;
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    for (std::size_t parts : {std::size_t{1}, std::size_t{33}, std::size_t{256}}) {
+        const std::size_t part = slice / parts;
+        start = now();
+        for (std::size_t s = 0; s + slice <= bytes; s += slice)
+            for (std::size_t p = 0; p < parts; ++p)
+                check(cudaMemcpyAsync(static_cast<std::byte*>(device) + p * part, source + s + p * part, part,
+                                      cudaMemcpyHostToDevice, stream),
+                      "cudaMemcpyAsync");
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        const std::string what = "DMA to the device, " + std::to_string(parts) + " parts per 512 MiB";
+        report(what.c_str(), 1, bytes / slice * slice, now() - start);
+    }
+    start = now();
+    for (std::size_t s = 0; s + slice <= bytes; s += slice)
+        check(cudaMemcpyAsync(source + s, device, slice, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    report("DMA from the device, 512 MiB pieces", 1, bytes / slice * slice, now() - start);
+    start = now();
+    check(cudaHostUnregister(source), "cudaHostUnregister");
+    report("cudaHostUnregister", 1, bytes, now() - start);
+
+    start = now();
+    void* pinned = nullptr;
+    check(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+    report("cudaHostAlloc", 1, bytes, now() - start);
+    check(cudaFreeHost(pinned), "cudaFreeHost");
+    return 0;
+}
