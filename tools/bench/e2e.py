@@ -5,7 +5,8 @@ For each size: generates random u64 keys with gpusort-gen, reads the file once s
 the page cache, then times (wall clock, median of --repeat runs, `sync` between runs, untimed)
   cp INPUT OUT, gpusort-file --backend gpu, gpusort-file --backend cpu (optional),
 prints each beside cp as a ratio, the phases from --stats (seconds; phases overlap) and how much
-of their sum overlapped, and checks every sorted output with gpusort-check.
+of their sum overlapped, the merge's own phases (merge_phases: seconds and bytes), and checks
+every sorted output with gpusort-check.
 """
 import argparse
 import json
@@ -96,6 +97,12 @@ def main():
             print(f"{name} phases (s): " + "  ".join(f"{k} {med[k]:.3f}" for k in keys) +
                   f"  | total {total:.3f}, phases sum {summed:.3f}, overlapped {max(0.0, summed - total):.3f}"
                   f"  | backend {r0['backend']}, runs {r0['runs']}, merge passes {r0['merge_passes']}")
+            if med["merge"] > 0:
+                merge = {k: (statistics.median(r["merge_phases"][k]["seconds"] for r in reports),
+                             statistics.median(r["merge_phases"][k]["bytes"] for r in reports))
+                         for k in r0["merge_phases"]}
+                print(f"{name} merge phases (s / GiB, summed over overlapping slices): " +
+                      "  ".join(f"{k} {sec:.3f}/{b / 2**30:.1f}" for k, (sec, b) in merge.items() if sec or b))
 
 
 if __name__ == "__main__":
