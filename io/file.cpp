@@ -5,21 +5,47 @@
 #include "io/syscalls.hpp"
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <memory>
 #include <utility>
 
 namespace gpusort::io {
 
+namespace {
+
+constexpr std::uint64_t align_down(std::uint64_t x) { return x / kDirectIoAlignment * kDirectIoAlignment; }
+constexpr std::uint64_t align_up(std::uint64_t x) { return align_down(x + kDirectIoAlignment - 1); }
+bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kDirectIoAlignment == 0; }
+
+// The calling thread's bounce buffer for direct transfers (kDirectIoPiece bytes, aligned).
+std::byte* bounce_buffer() {
+    struct Free {
+        void operator()(std::byte* p) const { std::free(p); }
+    };
+    thread_local std::unique_ptr<std::byte, Free> buffer;
+    if (!buffer) {
+        buffer.reset(static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, kDirectIoPiece)));
+        if (!buffer) throw std::bad_alloc();
+    }
+    return buffer.get();
+}
+
+}  // namespace
+
 File::File(File&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+    : fd_(std::exchange(other.fd_, -1)), direct_fd_(std::exchange(other.direct_fd_, -1)), path_(std::move(other.path_)) {}
 
 File& File::operator=(File&& other) noexcept {
     if (this != &other) {
         if (fd_ >= 0) sys::close(fd_);
+        if (direct_fd_ >= 0) sys::close(direct_fd_);
         fd_ = std::exchange(other.fd_, -1);
+        direct_fd_ = std::exchange(other.direct_fd_, -1);
         path_ = std::move(other.path_);
     }
     return *this;
@@ -27,12 +53,30 @@ File& File::operator=(File&& other) noexcept {
 
 File::~File() {
     if (fd_ >= 0) sys::close(fd_);
+    if (direct_fd_ >= 0) sys::close(direct_fd_);
 }
 
 void File::close() {
+    if (direct_fd_ >= 0) {
+        const int fd = std::exchange(direct_fd_, -1);
+        if (sys::close(fd) != 0 && errno != EINTR) throw_errno("cannot close", path_, errno);
+    }
     if (fd_ < 0) return;
     int fd = std::exchange(fd_, -1);
     if (sys::close(fd) != 0 && errno != EINTR) throw_errno("cannot close", path_, errno);
+}
+
+bool File::use_direct_io() {
+    if (direct_fd_ >= 0) return true;
+    // The descriptor's own file, opened again: this works for a file that has no name (O_TMPFILE).
+    const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+    const int fd = sys::retry_interrupted([&] { return sys::open(self.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC); });
+    if (fd < 0) {
+        if (errno == EINVAL) return false;
+        throw_errno("cannot open for direct I/O", path_, errno);
+    }
+    direct_fd_ = fd;
+    return true;
 }
 
 File File::open_read(const std::string& path) {
@@ -52,6 +96,87 @@ std::uint64_t File::size() const {
 }
 
 void File::read_at(std::uint64_t offset, std::span<std::byte> data) const {
+    if (direct_fd_ >= 0 && !data.empty())
+        read_direct(offset, data);
+    else
+        read_buffered(offset, data);
+}
+
+void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const {
+    const std::uint64_t end = offset + data.size();
+    const std::uint64_t first_block = align_up(offset);
+    const std::uint64_t last_block = align_down(end);
+    if (direct_fd_ < 0 || first_block >= last_block) {
+        write_buffered(offset, data);
+        return;
+    }
+    // Whole blocks go direct; the partial blocks at either end, which a write of the adjacent range
+    // may share, through the page cache.
+    write_buffered(offset, data.first(first_block - offset));
+    write_direct(first_block, data.subspan(first_block - offset, last_block - first_block));
+    write_buffered(last_block, data.subspan(last_block - offset));
+}
+
+// Blocks [align_down(offset), align_up(end)) are read into the bounce buffer, a piece at a time,
+// and the bytes asked for copied out.
+void File::read_direct(std::uint64_t offset, std::span<std::byte> data) const {
+    std::byte* bounce = bounce_buffer();
+    const std::uint64_t end = offset + data.size();
+    std::uint64_t at = offset;
+    while (at < end) {
+        const std::uint64_t from = align_down(at);
+        const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(kDirectIoPiece, align_up(end) - from));
+        const ssize_t n = sys::pread(direct_fd_, bounce, length, static_cast<off_t>(from));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw_errno("cannot read", path_, errno);
+        }
+        const std::uint64_t got = std::min(end, from + static_cast<std::uint64_t>(n));
+        if (got <= at) {
+            // The end of the file, or a transfer too short to reach `at`: the rest through the page
+            // cache, which reports an early end as such.
+            read_buffered(at, data.subspan(at - offset));
+            return;
+        }
+        std::memcpy(data.data() + (at - offset), bounce + (at - from), got - at);
+        at = got;
+    }
+}
+
+// `offset` and data.size() are multiples of the alignment. A source that is not aligned is copied
+// through the bounce buffer; after a short transfer, the rest of its block goes through the page cache.
+void File::write_direct(std::uint64_t offset, std::span<const std::byte> data) const {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const std::size_t piece = std::min(kDirectIoPiece, data.size() - done);
+        const std::byte* source = data.data() + done;
+        if (!aligned(source)) {
+            std::byte* bounce = bounce_buffer();
+            std::memcpy(bounce, source, piece);
+            source = bounce;
+        }
+        std::size_t put = 0;
+        while (put < piece) {
+            const std::uint64_t at = offset + done + put;
+            if (at % kDirectIoAlignment != 0) {
+                const std::size_t rest = static_cast<std::size_t>(std::min<std::uint64_t>(piece - put, align_up(at) - at));
+                write_buffered(at, std::span<const std::byte>(source + put, rest));
+                put += rest;
+                continue;
+            }
+            const ssize_t n = sys::pwrite(direct_fd_, source + put, piece - put, static_cast<off_t>(at));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                throw_errno("cannot write", path_, errno);
+            }
+            if (n == 0) throw_errno("cannot write", path_, EIO);
+            put += static_cast<std::size_t>(n);
+        }
+        done += piece;
+    }
+}
+
+void File::read_buffered(std::uint64_t offset, std::span<std::byte> data) const {
     std::size_t done = 0;
     while (done < data.size()) {
         ssize_t n = sys::pread(fd_, data.data() + done, data.size() - done,
@@ -68,7 +193,7 @@ void File::read_at(std::uint64_t offset, std::span<std::byte> data) const {
     }
 }
 
-void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const {
+void File::write_buffered(std::uint64_t offset, std::span<const std::byte> data) const {
     std::size_t done = 0;
     while (done < data.size()) {
         ssize_t n = sys::pwrite(fd_, data.data() + done, data.size() - done,

@@ -1,5 +1,7 @@
 // File: an owned POSIX file descriptor with whole-buffer positional reads and writes
 // (pread/pwrite that retry on EINTR and on short transfers) and errors that name the file.
+// A file may also do direct I/O (a spill file: see use_direct_io): its transfers then bypass the
+// page cache wherever they cover whole aligned blocks.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,12 @@
 #include <string>
 
 namespace gpusort::io {
+
+// Direct I/O moves whole blocks of this many bytes, at offsets and addresses that are multiples of
+// it (4 KiB: the logical block size of common disks, or a multiple of it).
+inline constexpr std::size_t kDirectIoAlignment = 4096;
+// Bytes of one direct transfer at most: each thread copies through a bounce buffer of this size.
+inline constexpr std::size_t kDirectIoPiece = std::size_t{1} << 20;
 
 class File {
 public:
@@ -27,6 +35,14 @@ public:
     bool is_open() const { return fd_ >= 0; }
 
     std::uint64_t size() const;
+    // Opens a second descriptor of the same file with O_DIRECT: from then on, the parts of reads
+    // and writes that cover whole aligned blocks go through it (through a per-thread bounce
+    // buffer), and the unaligned ends of a write go through the page cache, so writes of adjacent
+    // ranges from several threads never share a block. Returns false when the file system does not
+    // do direct I/O; throws IoError on any other failure.
+    bool use_direct_io();
+    bool direct() const { return direct_fd_ >= 0; }
+
     // Reads exactly data.size() bytes at offset; running into the end of the file is an error.
     void read_at(std::uint64_t offset, std::span<std::byte> data) const;
     void write_at(std::uint64_t offset, std::span<const std::byte> data) const;
@@ -41,7 +57,13 @@ public:
     void close();
 
 private:
+    void read_buffered(std::uint64_t offset, std::span<std::byte> data) const;
+    void write_buffered(std::uint64_t offset, std::span<const std::byte> data) const;
+    void read_direct(std::uint64_t offset, std::span<std::byte> data) const;
+    void write_direct(std::uint64_t offset, std::span<const std::byte> data) const;
+
     int fd_ = -1;
+    int direct_fd_ = -1;
     std::string path_;
 };
 

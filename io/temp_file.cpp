@@ -46,4 +46,13 @@ File create_temp_file(const std::string& folder) {
     return File(fd, label);
 }
 
+File create_spill_file(const std::string& folder, bool direct) {
+    File file = create_temp_file(folder);
+    if (direct && !file.use_direct_io())
+        throw IoError("cannot spill runs with direct I/O to '" + folder + "': its file system does not do direct I/O");
+    return file;
+}
+
+bool direct_io_supported(const std::string& folder) { return create_temp_file(folder).use_direct_io(); }
+
 }  // namespace gpusort::io

@@ -64,8 +64,22 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
     const std::string stats = read_text(dir / "stats.json");
     EXPECT_NE(stats.find("\"runs\": 69"), std::string::npos) << stats;
     EXPECT_EQ(stats.find("\"merge_passes\": 1,"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"spill_io\": \"buffered\""), std::string::npos) << stats;  // 64 MiB fit the page cache
     auto in = read_keys<std::uint64_t>(dir / "in");
     EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(in, false)));
+
+    // The same with direct I/O, where the file system has it.
+    std::filesystem::remove(dir / "out");
+    r = sort_cli({"--backend", "cpu", "--memory", "1M", "--tmp-dir", tmp.path(), "--spill-io", "direct", "--stats",
+                  dir / "stats.json", dir / "in", dir / "out"},
+                 dir);
+    if (r.status() != 0) {
+        expect_one_error_line(r, "does not do direct I/O");
+        return;
+    }
+    EXPECT_NE(read_text(dir / "stats.json").find("\"spill_io\": \"direct\""), std::string::npos);
+    EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(in, false)));
+    EXPECT_EQ(tmp.entries(), (std::set<std::string>{"unrelated"}));
 }
 
 TEST(Cli, SortsInPlace) {
@@ -140,6 +154,7 @@ TEST(Cli, BadCommandLines) {
     expect_one_error_line(sort_cli({"--memory", "lots", dir / "in", dir / "out"}, dir), "--memory");
     expect_one_error_line(sort_cli({"--memory", "100K", dir / "in", dir / "out"}, dir), "--memory");
     expect_one_error_line(sort_cli({"--threads", "0", dir / "in", dir / "out"}, dir), "--threads");
+    expect_one_error_line(sort_cli({"--spill-io", "fast", dir / "in", dir / "out"}, dir), "--spill-io");
     expect_one_error_line(sort_cli({dir / "in"}, dir), "OUTPUT");
     expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir), "no-such-option");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));

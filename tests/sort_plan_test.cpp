@@ -277,3 +277,41 @@ TEST(SortPlan, MergePassesAndGroupsFollowTheFanIn) {
     EXPECT_EQ(one_pass.merge_passes, 1u);
     EXPECT_EQ(one_pass.disk[1].bytes, 9000u * 8);
 }
+
+// Spilled runs go through the page cache unless direct I/O is asked for, or (automatic) the page
+// cache could not hold them beside the output; runs that are not spilled take neither.
+TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
+    const std::uint64_t records = 100'000'000;  // 800 MB of u64, against a 64 MiB budget: spilled
+    auto plan_with = [&](SpillIo io, bool possible, std::optional<std::uint64_t> cache, PlanInput input) {
+        input.spill_io = io;
+        input.direct_io_possible = possible;
+        input.page_cache_bytes = cache;
+        return plan_sort(input, budgets(64 << 20, 4), cpu_capacity(8));
+    };
+    const PlanInput file = file_of(records);
+    const std::uint64_t both = 2 * records * 8;  // the runs and the output
+    EXPECT_TRUE(plan_with(SpillIo::direct, true, std::nullopt, file).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::buffered, true, 0, file).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::automatic, true, both, file).spill_direct);
+    EXPECT_TRUE(plan_with(SpillIo::automatic, true, both - 1, file).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::automatic, false, 0, file).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::automatic, true, std::nullopt, file).spill_direct);
+    // Several passes keep a second copy of the runs in the page cache for a while.
+    PlanInput passes = file;
+    passes.max_fan_in = 2;
+    const SortPlan two_copies = plan_with(SpillIo::automatic, true, both, passes);
+    ASSERT_GT(two_copies.merge_passes, 1u);
+    EXPECT_TRUE(two_copies.spill_direct);
+    // A stream's size is not known: direct only when asked for.
+    EXPECT_FALSE(plan_with(SpillIo::automatic, true, 0, stream_of()).spill_direct);
+    EXPECT_TRUE(plan_with(SpillIo::direct, true, std::nullopt, stream_of()).spill_direct);
+    // Nothing spilled, nothing direct.
+    EXPECT_FALSE(plan_with(SpillIo::direct, true, 0, file_of(1000)).spill_direct);
+    // Asked for where the file system has none: refused, naming the folder.
+    try {
+        plan_with(SpillIo::direct, false, std::nullopt, file);
+        ADD_FAILURE() << "direct I/O planned without it";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("'/tmp'"), std::string::npos) << e.what();
+    }
+}

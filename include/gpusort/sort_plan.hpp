@@ -65,6 +65,11 @@ struct ChunkCapacity {
     bool sorts_slices = false;
 };
 
+// How spilled runs are written and read (--spill-io): through the page cache, or with direct I/O
+// that bypasses it; automatic: direct only when the output and the spilled runs together would not
+// fit in the memory the page cache may take.
+enum class SpillIo { automatic, buffered, direct };
+
 // What is sorted, as the plan sees it.
 struct PlanInput {
     std::optional<std::uint64_t> records;  // the input's records; nullopt: a stream of unknown size
@@ -79,6 +84,9 @@ struct PlanInput {
     std::string output_name;               // OUTPUT, for the disk needs' messages
     std::string output_folder;             // a regular OUTPUT's folder; empty for a stream
     std::string tmp_dir;                   // where runs are spilled
+    SpillIo spill_io = SpillIo::automatic;
+    bool direct_io_possible = false;       // tmp_dir's file system does direct I/O
+    std::optional<std::uint64_t> page_cache_bytes;  // memory the page cache may take besides the budget
     // Testing aids: a smaller fan-in (several merge passes) and smaller chunks (many runs).
     std::optional<std::size_t> max_fan_in;
     std::optional<std::uint64_t> max_run_records;
@@ -165,6 +173,8 @@ struct SortPlan {
     // more would).
     std::uint64_t sample_stride = 0;
     std::uint64_t sample_memory = 0;
+    // Spilled runs are written and read with direct I/O (SpillIo) rather than through the page cache.
+    bool spill_direct = false;
 
     // Merge.
     bool merge_on_device = false;         // the runs are merged by sorting exact slices on the GPU
@@ -203,6 +213,7 @@ struct SortPlan {
 SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity);
 
 // Defaults read off the machine.
+std::uint64_t available_memory();       // MemAvailable, within the cgroup's limit; 0 when unknown
 std::uint64_t default_memory_budget();  // a safe share of the memory available now
 unsigned default_threads();             // the CPUs this process may run on
 

@@ -9,6 +9,7 @@
 
 #include "src/sorters/chunk_sorter.hpp"
 #include "io/host_buffer.hpp"
+#include "io/parallel_io.hpp"
 #include "src/merge/run_slices.hpp"
 #include "src/sorters/slot_pipeline.hpp"
 #include "src/runs/sorted_run.hpp"
@@ -18,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include <tbb/parallel_for.h>
 
 namespace gpusort {
 
@@ -44,25 +46,37 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, SliceSorter& so
         const auto& to = cut.split[s + 1];
         ChunkIo io;
         // Position p of the slice is in the part of the first run whose parts so far reach past p.
+        // The pieces of the parts that [first, first + keys) covers are copied (runs in memory) or
+        // read (spilled runs) in parallel, each cut into blocks itself.
         io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
-            std::span<T> keys(reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T));
+            struct Piece {
+                std::size_t run;
+                std::uint64_t pos;
+                std::span<std::byte> into;
+            };
+            std::vector<Piece> pieces;
+            std::span<std::byte> rest = bytes;
             std::uint64_t part_start = 0;
-            for (std::size_t i = 0; i < runs.size() && !keys.empty(); ++i) {
+            for (std::size_t i = 0; i < runs.size() && !rest.empty(); ++i) {
                 const std::uint64_t part = to[i] - from[i];
                 if (first < part_start + part) {
                     const std::uint64_t offset = first - part_start;
-                    const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(part - offset, keys.size()));
-                    const std::uint64_t pos = from[i] + offset;
-                    if (runs[i].memory)
-                        io::copy_parallel(reinterpret_cast<std::byte*>(keys.data()),
-                                      std::span<const std::byte>(runs[i].entries_at(pos), count * sizeof(T)));
-                    else
-                        runs[i].read_range(pos, keys.first(count));
-                    keys = keys.subspan(count);
+                    const std::size_t count =
+                        static_cast<std::size_t>(std::min<std::uint64_t>(part - offset, rest.size() / sizeof(T)));
+                    pieces.push_back({i, from[i] + offset, rest.first(count * sizeof(T))});
+                    rest = rest.subspan(count * sizeof(T));
                     first += count;
                 }
                 part_start += part;
             }
+            tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t p) {
+                const Piece& piece = pieces[p];
+                const SortedRun<T>& run = runs[piece.run];
+                if (run.memory)
+                    io::copy_parallel(piece.into.data(), std::span<const std::byte>(run.entries_at(piece.pos), piece.into.size()));
+                else
+                    io::read_parallel(*run.file, (run.first + piece.pos) * sizeof(T), piece.into);
+            });
         };
         io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(cut.rank[s] + first, bytes); };
         const PhaseTimes t = sorter.sort_slice(slot, cut.keys(s), io);

@@ -62,6 +62,11 @@ std::uint64_t cgroup_room() {
 
 }  // namespace
 
+std::uint64_t available_memory() {
+    const std::uint64_t available = mem_available();
+    return available == 0 ? 0 : std::min(available, cgroup_room());
+}
+
 std::uint64_t default_memory_budget() {
     std::uint64_t available = mem_available();
     if (available == 0) available = std::uint64_t{2} << 30;
@@ -325,6 +330,21 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
                             plan.size_known ? plan.runs : kPlannedStreamChunks);
             if (plan.size_known) plan.merge_passes = host_merge_passes(plan, plan.runs);
         }
+    }
+
+    // Spilled runs: with direct I/O when asked for, or (automatic) when the page cache could not hold
+    // them beside the output, so that they would push each other (and the input) out of it.
+    if (input.spill_io == SpillIo::direct && !input.direct_io_possible)
+        throw std::invalid_argument("--spill-io direct: the file system of '" + input.tmp_dir +
+                                    "' (--tmp-dir) does not do direct I/O");
+    const bool spills = !plan.in_memory && !plan.runs_in_memory;
+    if (spills && input.spill_io == SpillIo::direct) {
+        plan.spill_direct = true;
+    } else if (spills && input.spill_io == SpillIo::automatic && input.direct_io_possible && plan.size_known &&
+               input.page_cache_bytes) {
+        const std::uint64_t cached = plan.records * entry * (plan.merge_passes > 1 ? 2 : 1) +
+                                     (input.output_streamed ? 0 : plan.records * input.record_size);
+        plan.spill_direct = cached > *input.page_cache_bytes;
     }
 
     // Disk: the output (a file of known size), and the spilled runs, with a second copy of them

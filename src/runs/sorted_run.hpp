@@ -5,6 +5,7 @@
 #pragma once
 
 #include "io/file.hpp"
+#include "io/parallel_io.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -53,7 +54,7 @@ struct SortedRun {
         if (memory)
             std::memcpy(out, entries_at(pos), count * entry_bytes);
         else
-            file->read_at((first + pos) * entry_bytes, std::span<std::byte>(out, count * entry_bytes));
+            io::read_parallel(*file, (first + pos) * entry_bytes, std::span<std::byte>(out, count * entry_bytes));
     }
     T read_at(std::uint64_t pos) const {
         T key;

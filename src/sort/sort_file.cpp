@@ -169,6 +169,12 @@ PlannedSort::PlannedSort(const SortOptions& options)
     what.output_name = options.output;
     what.output_folder = output.folder;
     what.tmp_dir = tmp_dir;
+    what.spill_io = options.spill_io;
+    // Forced, direct I/O is checked now; chosen by the plan, once it is chosen (below).
+    what.direct_io_possible = options.spill_io == SpillIo::direct ? io::direct_io_supported(tmp_dir)
+                                                                  : options.spill_io == SpillIo::automatic;
+    if (const std::uint64_t available = available_memory(); available > 0)
+        what.page_cache_bytes = available > budgets.memory_bytes ? available - budgets.memory_bytes : 0;
     what.max_fan_in = options.max_fan_in;
     what.max_run_records = options.max_run_records;
     ChunkSorter& chunk_sorter = *sorter;
@@ -176,6 +182,11 @@ PlannedSort::PlannedSort(const SortOptions& options)
         [&chunk_sorter](std::size_t slots, const ChunkMemory& memory) { return chunk_sorter.capacity(slots, memory); },
         chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
     plan = plan_sort(what, budgets, capacity);
+    // Where tmp_dir's file system has no direct I/O, runs are spilled through the page cache.
+    if (options.spill_io == SpillIo::automatic && plan.spill_direct && !io::direct_io_supported(tmp_dir)) {
+        what.direct_io_possible = false;
+        plan = plan_sort(what, budgets, capacity);
+    }
 }
 
 // The stream reader's queue as planned (a streamed input; --verify of a compressed output).

@@ -41,8 +41,10 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 using namespace gpusort::testing;
 namespace bio = boost::iostreams;
@@ -217,7 +219,7 @@ const Data& data() {
 // ---------------------------------------------------------------------------------------------
 // Scenarios and one run of each.
 
-enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place };
+enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place, direct_spill };
 
 const char* name_of(Scenario scenario) {
     switch (scenario) {
@@ -226,6 +228,7 @@ const char* name_of(Scenario scenario) {
     case Scenario::streams: return "stdin to stdout";
     case Scenario::compressed: return "gz to zst";
     case Scenario::in_place: return "in place";
+    case Scenario::direct_spill: return "file to file, runs spilled with direct I/O";
     }
     return "";
 }
@@ -243,6 +246,7 @@ std::set<std::string> required_ops(Scenario scenario) {
         return {"open", "read", "write", "lseek", "pread", "pwrite", "fallocate", "fchmod", "linkat", "rename"};
     case Scenario::in_place:
         return {"open", "pread", "pwrite", "fallocate", "mmap", "fdatasync", "linkat", "rename", "fsync"};
+    case Scenario::direct_spill: return {"open", "pread", "pwrite", "fallocate", "mmap", "linkat", "close"};
     }
     return {};
 }
@@ -265,6 +269,7 @@ public:
         switch (scenario) {
         case Scenario::file_to_file:
         case Scenario::no_tmpfile:
+        case Scenario::direct_spill:
             input_ = in_ + "/keys.bin";
             output_ = out_ + "/sorted.bin";
             break;
@@ -290,6 +295,10 @@ public:
                                          "--tmp-dir", tmp_};
         if (scenario_ == Scenario::file_to_file || scenario_ == Scenario::no_tmpfile) args.push_back("--sync");
         if (scenario_ == Scenario::compressed) args.push_back("--verify");
+        if (scenario_ == Scenario::direct_spill) {
+            args.push_back("--spill-io");
+            args.push_back("direct");
+        }
         args.push_back(input_.empty() ? "-" : input_);
         args.push_back(output_.empty() ? "-" : output_);
         return args;
@@ -306,6 +315,8 @@ public:
         if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
             path.erase(path.size() - deleted.size());
         const std::string folder = fs::path(path).parent_path().string();
+        // A spill file opened again for direct I/O, through its descriptor.
+        if (path.rfind("/proc/self/fd/", 0) == 0) return tmp_;
         if (!input_.empty() && path == input_) return input_;
         if (path == tmp_ || folder == tmp_) return tmp_;
         if (path == out_ || folder == out_) return output_;
@@ -481,8 +492,20 @@ std::string fault_setting(const std::vector<std::string>& lasting, const std::st
     return setting;
 }
 
+// Whether files in `folder` can be opened with O_DIRECT (as the program opens its spill files).
+bool does_direct_io(const std::string& folder) {
+    const int fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const int direct = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+    if (direct >= 0) ::close(direct);
+    ::close(fd);
+    return direct >= 0;
+}
+
 void sweep(Scenario scenario) {
     ScratchDir logs;
+    if (scenario == Scenario::direct_spill && !does_direct_io(logs.path()))
+        GTEST_SKIP() << "the file system of " << logs.path() << " does not do direct I/O";
     const auto start = std::chrono::steady_clock::now();
     const std::vector<std::string> lasting = lasting_faults(scenario, logs / "first.log");
     std::set<std::string> lasting_sites;
@@ -497,12 +520,22 @@ void sweep(Scenario scenario) {
         work.expect_sorted(run.result);
         EXPECT_GE(stat_of(run.result.err, "runs"), 3u) << run.result.err;
         EXPECT_GE(stat_of(run.result.err, "merge_passes"), 2u) << run.result.err;
+        if (scenario == Scenario::direct_spill) {
+            EXPECT_NE(run.result.err.find("\"spill_io\": \"direct\""), std::string::npos) << run.result.err;
+        }
         EXPECT_EQ(run.log.injected.size(), lasting.size());
         clean = run.log;
     }
     std::set<std::string> reached;
     for (const Site& site : clean.sites) reached.insert(site.op);
     for (const std::string& op : required_ops(scenario)) EXPECT_TRUE(reached.count(op)) << op << " was not reached";
+    if (scenario == Scenario::direct_spill) {
+        for (const char* function : {"File::use_direct_io", "File::read_direct", "File::write_direct"}) {
+            EXPECT_TRUE(std::any_of(clean.sites.begin(), clean.sites.end(),
+                                    [&](const Site& site) { return site.function.find(function) != std::string::npos; }))
+                << function << " was not reached";
+        }
+    }
     for (const std::string& op : reached) EXPECT_TRUE(kFaults.count(op)) << "no faults listed for " << op;
     ASSERT_FALSE(::testing::Test::HasFailure()) << "the clean run of " << name_of(scenario) << " failed";
 
@@ -572,5 +605,6 @@ TEST(FaultInjection, FileToFileWithoutTmpfile) { sweep(Scenario::no_tmpfile); }
 TEST(FaultInjection, StdinToStdout) { sweep(Scenario::streams); }
 TEST(FaultInjection, CompressedWithVerify) { sweep(Scenario::compressed); }
 TEST(FaultInjection, InPlace) { sweep(Scenario::in_place); }
+TEST(FaultInjection, FileToFileSpilledWithDirectIo) { sweep(Scenario::direct_spill); }
 
 }  // namespace
