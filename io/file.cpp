@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 namespace gpusort::io {
@@ -22,14 +23,17 @@ constexpr std::uint64_t align_down(std::uint64_t x) { return x / kDirectIoAlignm
 constexpr std::uint64_t align_up(std::uint64_t x) { return align_down(x + kDirectIoAlignment - 1); }
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kDirectIoAlignment == 0; }
 
-// The calling thread's bounce buffer for direct transfers (kDirectIoPiece bytes, aligned).
-std::byte* bounce_buffer() {
+// The calling thread's bounce buffer for direct transfers, aligned, of `bytes` at least (it grows
+// to the largest piece the thread has used).
+std::byte* bounce_buffer(std::size_t bytes) {
     struct Free {
         void operator()(std::byte* p) const { std::free(p); }
     };
     thread_local std::unique_ptr<std::byte, Free> buffer;
-    if (!buffer) {
-        buffer.reset(static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, kDirectIoPiece)));
+    thread_local std::size_t size = 0;
+    if (size < bytes) {
+        buffer.reset(static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, bytes)));
+        size = buffer ? bytes : 0;
         if (!buffer) throw std::bad_alloc();
     }
     return buffer.get();
@@ -38,7 +42,10 @@ std::byte* bounce_buffer() {
 }  // namespace
 
 File::File(File&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), direct_fd_(std::exchange(other.direct_fd_, -1)), path_(std::move(other.path_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      direct_fd_(std::exchange(other.direct_fd_, -1)),
+      direct_piece_(std::exchange(other.direct_piece_, 0)),
+      path_(std::move(other.path_)) {}
 
 File& File::operator=(File&& other) noexcept {
     if (this != &other) {
@@ -46,6 +53,7 @@ File& File::operator=(File&& other) noexcept {
         if (direct_fd_ >= 0) sys::close(direct_fd_);
         fd_ = std::exchange(other.fd_, -1);
         direct_fd_ = std::exchange(other.direct_fd_, -1);
+        direct_piece_ = std::exchange(other.direct_piece_, 0);
         path_ = std::move(other.path_);
     }
     return *this;
@@ -66,7 +74,10 @@ void File::close() {
     if (sys::close(fd) != 0 && errno != EINTR) throw_errno("cannot close", path_, errno);
 }
 
-bool File::use_direct_io() {
+bool File::use_direct_io(std::size_t piece) {
+    if (piece == 0 || piece % kDirectIoAlignment != 0 || piece > kMaxDirectIoPiece)
+        throw std::invalid_argument("direct I/O in pieces of " + std::to_string(piece) + " bytes");
+    direct_piece_ = piece;
     if (direct_fd_ >= 0) return true;
     // The descriptor's own file, opened again: this works for a file that has no name (O_TMPFILE).
     const std::string self = "/proc/self/fd/" + std::to_string(fd_);
@@ -120,12 +131,12 @@ void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const
 // Blocks [align_down(offset), align_up(end)) are read into the bounce buffer, a piece at a time,
 // and the bytes asked for copied out.
 void File::read_direct(std::uint64_t offset, std::span<std::byte> data) const {
-    std::byte* bounce = bounce_buffer();
+    std::byte* bounce = bounce_buffer(direct_piece_);
     const std::uint64_t end = offset + data.size();
     std::uint64_t at = offset;
     while (at < end) {
         const std::uint64_t from = align_down(at);
-        const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(kDirectIoPiece, align_up(end) - from));
+        const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(direct_piece_, align_up(end) - from));
         const ssize_t n = sys::pread(direct_fd_, bounce, length, static_cast<off_t>(from));
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -148,10 +159,10 @@ void File::read_direct(std::uint64_t offset, std::span<std::byte> data) const {
 void File::write_direct(std::uint64_t offset, std::span<const std::byte> data) const {
     std::size_t done = 0;
     while (done < data.size()) {
-        const std::size_t piece = std::min(kDirectIoPiece, data.size() - done);
+        const std::size_t piece = std::min(direct_piece_, data.size() - done);
         const std::byte* source = data.data() + done;
         if (!aligned(source)) {
-            std::byte* bounce = bounce_buffer();
+            std::byte* bounce = bounce_buffer(direct_piece_);
             std::memcpy(bounce, source, piece);
             source = bounce;
         }

@@ -15,8 +15,9 @@ namespace gpusort::io {
 // Direct I/O moves whole blocks of this many bytes, at offsets and addresses that are multiples of
 // it (4 KiB: the logical block size of common disks, or a multiple of it).
 inline constexpr std::size_t kDirectIoAlignment = 4096;
-// Bytes of one direct transfer at most: each thread copies through a bounce buffer of this size.
-inline constexpr std::size_t kDirectIoPiece = std::size_t{1} << 20;
+// Bytes of one direct transfer at most (a file's own piece may be smaller): each thread copies
+// through a bounce buffer of the piece's size.
+inline constexpr std::size_t kMaxDirectIoPiece = std::size_t{1} << 20;
 
 class File {
 public:
@@ -36,12 +37,14 @@ public:
 
     std::uint64_t size() const;
     // Opens a second descriptor of the same file with O_DIRECT: from then on, the parts of reads
-    // and writes that cover whole aligned blocks go through it (through a per-thread bounce
-    // buffer), and the unaligned ends of a write go through the page cache, so writes of adjacent
-    // ranges from several threads never share a block. Returns false when the file system does not
-    // do direct I/O; throws IoError on any other failure.
-    bool use_direct_io();
+    // and writes that cover whole aligned blocks go through it, `piece` bytes at a time (a multiple
+    // of kDirectIoAlignment, at most kMaxDirectIoPiece) through a per-thread bounce buffer, and the
+    // unaligned ends of a write go through the page cache, so writes of adjacent ranges from
+    // several threads never share a block. Returns false when the file system does not do direct
+    // I/O; throws IoError on any other failure.
+    bool use_direct_io(std::size_t piece = kMaxDirectIoPiece);
     bool direct() const { return direct_fd_ >= 0; }
+    std::size_t direct_piece() const { return direct_piece_; }
 
     // Reads exactly data.size() bytes at offset; running into the end of the file is an error.
     void read_at(std::uint64_t offset, std::span<std::byte> data) const;
@@ -64,6 +67,7 @@ private:
 
     int fd_ = -1;
     int direct_fd_ = -1;
+    std::size_t direct_piece_ = 0;
     std::string path_;
 };
 

@@ -30,7 +30,7 @@ void for_each_block(std::uint64_t offset, std::size_t size, std::size_t block, T
 }
 
 // Direct transfers wait for the disk, a piece at a time: smaller blocks keep more of them in flight.
-std::size_t block_of(const File& file) { return file.direct() ? kDirectIoPiece : kParallelIoBlock; }
+std::size_t block_of(const File& file) { return file.direct() ? file.direct_piece() : kParallelIoBlock; }
 
 }  // namespace
 

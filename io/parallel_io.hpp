@@ -12,7 +12,7 @@
 
 namespace gpusort::io {
 
-// Bytes per block of one parallel transfer (kDirectIoPiece with direct I/O).
+// Bytes per block of one parallel transfer (the file's direct piece with direct I/O).
 inline constexpr std::size_t kParallelIoBlock = std::size_t{8} << 20;
 
 void read_parallel(const File& file, std::uint64_t offset, std::span<std::byte> data);

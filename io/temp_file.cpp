@@ -46,9 +46,9 @@ File create_temp_file(const std::string& folder) {
     return File(fd, label);
 }
 
-File create_spill_file(const std::string& folder, bool direct) {
+File create_spill_file(const std::string& folder, std::size_t direct_piece) {
     File file = create_temp_file(folder);
-    if (direct && !file.use_direct_io())
+    if (direct_piece > 0 && !file.use_direct_io(direct_piece))
         throw IoError("cannot spill runs with direct I/O to '" + folder + "': its file system does not do direct I/O");
     return file;
 }

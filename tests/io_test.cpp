@@ -51,58 +51,64 @@ TEST(ParallelIo, WritesAndReadsBackAcrossManyBlocks) {
 // Direct I/O on a spill file: writes of adjacent ranges at any offsets and of any lengths, from
 // several threads at once (the partial blocks they share go through the page cache), read back at
 // any offsets, equal the bytes written; checked through a second, ordinary descriptor too.
+// Pieces of the largest size and of two blocks.
 TEST(DirectIo, AdjacentUnalignedWritesFromManyThreadsReadBackExactly) {
-    ScratchDir dir;
-    io::File file = io::create_temp_file(dir.path());
-    if (!file.use_direct_io()) GTEST_SKIP() << "the file system of " << dir.path() << " does not do direct I/O";
-    ASSERT_TRUE(file.direct());
-    const std::size_t size = 3 * io::kDirectIoPiece + 12345;
-    std::vector<std::byte> data(size);
-    std::mt19937_64 rng(7);
-    for (auto& b : data) b = static_cast<std::byte>(rng());
-    // Cut points at random, unaligned offsets: ranges from a byte to several pieces long.
-    std::vector<std::size_t> cuts = {0, size};
-    for (int i = 0; i < 40; ++i) cuts.push_back(rng() % size);
-    for (std::size_t c : {std::size_t{1}, io::kDirectIoAlignment, io::kDirectIoAlignment + 1, 2 * io::kDirectIoPiece})
-        cuts.push_back(c);
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    file.allocate(size);
-    std::vector<std::thread> writers;
-    for (std::size_t t = 0; t < 4; ++t)
-        writers.emplace_back([&, t] {
-            for (std::size_t i = t; i + 1 < cuts.size(); i += 4)
-                file.write_at(cuts[i], std::span<const std::byte>(data).subspan(cuts[i], cuts[i + 1] - cuts[i]));
-        });
-    for (auto& w : writers) w.join();
+    for (const std::size_t piece : {io::kMaxDirectIoPiece, 2 * io::kDirectIoAlignment}) {
+        SCOPED_TRACE("pieces of " + std::to_string(piece) + " bytes");
+        ScratchDir dir;
+        io::File file = io::create_temp_file(dir.path());
+        if (!file.use_direct_io(piece)) GTEST_SKIP() << "the file system of " << dir.path() << " does not do direct I/O";
+        ASSERT_TRUE(file.direct());
+        EXPECT_EQ(file.direct_piece(), piece);
+        const std::size_t size = 3 * io::kMaxDirectIoPiece + 12345;
+        std::vector<std::byte> data(size);
+        std::mt19937_64 rng(7);
+        for (auto& b : data) b = static_cast<std::byte>(rng());
+        // Cut points at random, unaligned offsets: ranges from a byte to several pieces long.
+        std::vector<std::size_t> cuts = {0, size};
+        for (int i = 0; i < 40; ++i) cuts.push_back(rng() % size);
+        for (std::size_t c : {std::size_t{1}, io::kDirectIoAlignment, io::kDirectIoAlignment + 1, 2 * io::kMaxDirectIoPiece})
+            cuts.push_back(c);
+        std::sort(cuts.begin(), cuts.end());
+        cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+        file.allocate(size);
+        std::vector<std::thread> writers;
+        for (std::size_t t = 0; t < 4; ++t)
+            writers.emplace_back([&, t] {
+                for (std::size_t i = t; i + 1 < cuts.size(); i += 4)
+                    file.write_at(cuts[i], std::span<const std::byte>(data).subspan(cuts[i], cuts[i + 1] - cuts[i]));
+            });
+        for (auto& w : writers) w.join();
 
-    for (int i = 0; i < 200; ++i) {
-        const std::size_t from = rng() % size;
-        const std::size_t length = 1 + rng() % std::min<std::size_t>(size - from, 3 * io::kDirectIoPiece);
-        std::vector<std::byte> back(length);
-        file.read_at(from, back);
-        ASSERT_TRUE(std::equal(back.begin(), back.end(), data.begin() + static_cast<std::ptrdiff_t>(from)))
-            << "bytes [" << from << ", " << from + length << ")";
+        for (int i = 0; i < 200; ++i) {
+            const std::size_t from = rng() % size;
+            const std::size_t length = 1 + rng() % std::min<std::size_t>(size - from, 3 * io::kMaxDirectIoPiece);
+            std::vector<std::byte> back(length);
+            file.read_at(from, back);
+            ASSERT_TRUE(std::equal(back.begin(), back.end(), data.begin() + static_cast<std::ptrdiff_t>(from)))
+                << "bytes [" << from << ", " << from + length << ")";
+        }
+        std::vector<std::byte> whole(size);
+        file.read_at(0, whole);
+        EXPECT_TRUE(whole == data);
+        // The same bytes through the page cache (a descriptor without O_DIRECT).
+        io::File plain(::open(("/proc/self/fd/" + std::to_string(file.fd())).c_str(), O_RDONLY | O_CLOEXEC), "plain");
+        ASSERT_TRUE(plain.is_open());
+        std::vector<std::byte> cached(size);
+        plain.read_at(0, cached);
+        EXPECT_TRUE(cached == data);
+        // Reading past the end is an error that names the file, as without direct I/O.
+        std::vector<std::byte> beyond(10);
+        EXPECT_THROW(file.read_at(size - 5, beyond), io::IoError);
     }
-    std::vector<std::byte> whole(size);
-    file.read_at(0, whole);
-    EXPECT_TRUE(whole == data);
-    // The same bytes through the page cache (a descriptor without O_DIRECT).
-    io::File plain(::open(("/proc/self/fd/" + std::to_string(file.fd())).c_str(), O_RDONLY | O_CLOEXEC), "plain");
-    ASSERT_TRUE(plain.is_open());
-    std::vector<std::byte> cached(size);
-    plain.read_at(0, cached);
-    EXPECT_TRUE(cached == data);
-    // Reading past the end is an error that names the file, as without direct I/O.
-    std::vector<std::byte> beyond(10);
-    EXPECT_THROW(file.read_at(size - 5, beyond), io::IoError);
 }
 
 TEST(DirectIo, SpillFileRefusesNothingWhereTheFileSystemHasIt) {
     ScratchDir dir;
     const bool supported = io::direct_io_supported(dir.path());
-    EXPECT_EQ(io::create_spill_file(dir.path(), supported).direct(), supported);
-    EXPECT_FALSE(io::create_spill_file(dir.path(), false).direct());
+    EXPECT_EQ(io::create_spill_file(dir.path(), io::kMaxDirectIoPiece).direct(), supported);
+    EXPECT_FALSE(io::create_spill_file(dir.path(), 0).direct());
+    EXPECT_THROW(io::create_temp_file(dir.path()).use_direct_io(io::kDirectIoAlignment + 1), std::invalid_argument);
     EXPECT_THROW(io::direct_io_supported(dir / "missing"), io::IoError);
     EXPECT_TRUE(dir.entries().empty());
 }

@@ -1,6 +1,7 @@
 // plan_sort: every size follows the budgets, the input and the sorter's capacity, and the host
 // memory of every planned buffer together stays within the budget.
 #include "gpusort/sort_plan.hpp"
+#include "io/file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -290,8 +291,23 @@ TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
     };
     const PlanInput file = file_of(records);
     const std::uint64_t both = 2 * records * 8;  // the runs and the output
-    EXPECT_TRUE(plan_with(SpillIo::direct, true, std::nullopt, file).spill_direct);
-    EXPECT_FALSE(plan_with(SpillIo::buffered, true, 0, file).spill_direct);
+    const SortPlan direct = plan_with(SpillIo::direct, true, std::nullopt, file);
+    EXPECT_TRUE(direct.spill_direct);
+    // A bounce buffer per thread, within half the sixteenth of the budget kept back.
+    EXPECT_EQ(direct.direct_io_piece, 512u << 10);
+    EXPECT_EQ(direct.host.direct_io, 4 * direct.direct_io_piece);
+    EXPECT_LE(direct.host.direct_io, direct.memory_bytes / 32);
+    const SortPlan tiny = plan_sort([&] {
+        PlanInput in = file_of(1'000'000);
+        in.spill_io = SpillIo::direct;
+        in.direct_io_possible = true;
+        return in;
+    }(), budgets(1 << 20, 3), cpu_capacity(8));
+    EXPECT_EQ(tiny.direct_io_piece, io::kDirectIoAlignment * 2);  // 1 MiB / 32 / 3 threads, in whole blocks
+    const SortPlan buffered = plan_with(SpillIo::buffered, true, 0, file);
+    EXPECT_FALSE(buffered.spill_direct);
+    EXPECT_EQ(buffered.direct_io_piece, 0u);
+    EXPECT_EQ(buffered.host.direct_io, 0u);
     EXPECT_FALSE(plan_with(SpillIo::automatic, true, both, file).spill_direct);
     EXPECT_TRUE(plan_with(SpillIo::automatic, true, both - 1, file).spill_direct);
     EXPECT_FALSE(plan_with(SpillIo::automatic, false, 0, file).spill_direct);

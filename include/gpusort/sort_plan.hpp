@@ -141,6 +141,9 @@ struct HostMemoryPlan {
     std::uint64_t runs = 0;            // runs kept in host memory
     std::uint64_t merge_buffers = 0;   // read and output buffers of all merge tasks on the host
     std::uint64_t in_order_slices = 0; // slices held by a merge into a sequential output
+    // Direct I/O's bounce buffers, one per thread (runs spilled so): out of the sixteenth of the
+    // budget kept back, not among the shares below.
+    std::uint64_t direct_io = 0;
     std::uint64_t forming() const { return sorter + staging + stream_chunks + reader + writer + samples + runs; }
     std::uint64_t merging() const { return staging + reader + writer + samples + runs + merge_buffers + in_order_slices; }
     std::uint64_t peak() const { return forming() > merging() ? forming() : merging(); }
@@ -173,8 +176,10 @@ struct SortPlan {
     // more would).
     std::uint64_t sample_stride = 0;
     std::uint64_t sample_memory = 0;
-    // Spilled runs are written and read with direct I/O (SpillIo) rather than through the page cache.
+    // Spilled runs are written and read with direct I/O (SpillIo) rather than through the page
+    // cache, direct_io_piece bytes per transfer at most (0 when not direct).
     bool spill_direct = false;
+    std::uint64_t direct_io_piece = 0;
 
     // Merge.
     bool merge_on_device = false;         // the runs are merged by sorting exact slices on the GPU

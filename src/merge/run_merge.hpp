@@ -299,7 +299,7 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
         const std::size_t entry = runs[0].entry_bytes;
         if (progress) progress->start_phase(ProgressPhase::merging, pass_keys * entry);
-        auto file = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.spill_direct));
+        auto file = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
         file->allocate(pass_keys * entry);
         bytes_spilled += pass_keys * entry;
 

@@ -85,10 +85,13 @@ std::string plan_text(const SortPlan& p) {
         out << "runs of " << count_text(p.run_records, "record", "records") << " ("
             << size_text(p.run_records * p.entry_bytes) << " each), two formed at once";
         if (p.size_known) out << ": " << count_text(p.runs, "run", "runs");
-        out << (p.runs_in_memory ? ", kept in host memory"
-                : p.spill_direct ? ", spilled to disk with direct I/O"
-                                 : ", spilled to disk through the page cache")
-            << "\n";
+        if (p.runs_in_memory)
+            out << ", kept in host memory\n";
+        else if (p.spill_direct)
+            out << ", spilled to disk with direct I/O in pieces of " << size_text(p.direct_io_piece) << " (bounce buffers "
+                << size_text(h.direct_io) << ")\n";
+        else
+            out << ", spilled to disk through the page cache\n";
         out << "samples:      every " << p.sample_stride << "th entry of each run, at most " << size_text(p.sample_memory)
             << "\n";
         out << "merge:        ";
@@ -154,7 +157,7 @@ std::string plan_json(const SortPlan& p, int indent) {
         << pad << "\"chunk_memory\": {\"host\": " << p.chunk_memory.host_bytes << ", \"device\": " << p.chunk_memory.device_bytes
         << ", \"staging\": " << p.chunk_memory.staging_bytes << "},\n"
         << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_in_memory\": " << flag(p.runs_in_memory)
-        << ", \"spill_direct\": " << flag(p.spill_direct)
+        << ", \"spill_direct\": " << flag(p.spill_direct) << ", \"direct_io_piece\": " << p.direct_io_piece
         << ", \"sample_stride\": " << p.sample_stride << ", \"sample_memory\": " << p.sample_memory << ",\n"
         << pad << "\"merge_on_device\": " << flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots
         << ", \"merge_memory\": " << p.merge_memory << ", \"fan_in\": " << p.fan_in << ", \"merge_tasks\": " << p.merge_tasks
@@ -179,7 +182,8 @@ std::string plan_json(const SortPlan& p, int indent) {
         << ", \"stream_chunks\": " << h.stream_chunks
         << ", \"reader\": " << h.reader << ", \"writer\": " << h.writer << ", \"samples\": " << h.samples
         << ", \"runs\": " << h.runs << ", \"merge_buffers\": " << h.merge_buffers
-        << ", \"in_order_slices\": " << h.in_order_slices << ", \"forming\": " << h.forming()
+        << ", \"in_order_slices\": " << h.in_order_slices << ", \"direct_io\": " << h.direct_io
+        << ", \"forming\": " << h.forming()
         << ", \"merging\": " << h.merging() << ", \"peak\": " << h.peak() << "},\n"
         << pad << "\"disk\": [";
     for (std::size_t i = 0; i < p.disk.size(); ++i)

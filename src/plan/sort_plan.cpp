@@ -2,6 +2,7 @@
 // are written next to each share of the budget); machine defaults.
 #include "gpusort/sort_plan.hpp"
 
+#include "io/file.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
 
@@ -345,6 +346,14 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         const std::uint64_t cached = plan.records * entry * (plan.merge_passes > 1 ? 2 : 1) +
                                      (input.output_streamed ? 0 : plan.records * input.record_size);
         plan.spill_direct = cached > *input.page_cache_bytes;
+    }
+    // Each thread's bounce buffer takes one piece: together at most half of the sixteenth of the
+    // budget kept back (and one block each at least).
+    if (plan.spill_direct) {
+        const std::uint64_t share = budgets.memory_bytes / 32 / plan.threads;
+        plan.direct_io_piece = std::clamp<std::uint64_t>(share / io::kDirectIoAlignment * io::kDirectIoAlignment,
+                                                         io::kDirectIoAlignment, io::kMaxDirectIoPiece);
+        plan.host.direct_io = std::uint64_t{plan.threads} * plan.direct_io_piece;
     }
 
     // Disk: the output (a file of known size), and the spilled runs, with a second copy of them

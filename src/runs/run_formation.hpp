@@ -45,7 +45,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
     if (plan.runs_in_memory) {
         memory = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
     } else {
-        spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.spill_direct));
+        spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
         spill->allocate(total * entry);
     }
     std::vector<SortedRun<T>> runs;
@@ -106,7 +106,7 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                                                 const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
                                                 PhaseTimes& times) {
     const std::size_t entry = plan.entry_bytes;
-    auto spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.spill_direct));
+    auto spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
     std::vector<std::unique_ptr<SortedRun<T>>> runs;
     std::vector<bool> formed;  // runs whose samples are all taken (guarded by the mutex below)
     std::uint64_t stride = plan.sample_stride;
