@@ -123,3 +123,21 @@ TEST(RecordSort, UniqueInLargePiecesSplitAmongThreads) {
         EXPECT_EQ(report.runs, 1u);
     }
 }
+
+// Hundreds of runs in several passes, stable and --unique, of gensort records.
+TEST(RecordSort, HundredsOfRunsInSeveralPasses) {
+    const KeySpec spec = gensort_key();
+    const std::vector<std::byte> data = make_records(60'000, spec, 17);
+    for (bool unique : {false, true}) {
+        SortOptions options;
+        options.backend = Backend::cpu;
+        options.threads = 2;
+        options.memory_bytes = kMinMemoryBudget;
+        options.max_run_records = 200;
+        options.max_fan_in = 6;
+        const SortReport report =
+            sort_records_and_compare(data, spec, unique, options, unique ? "gensort, unique" : "gensort");
+        EXPECT_EQ(report.runs, 300u);
+        EXPECT_GE(report.merge_passes, 3u);
+    }
+}

@@ -165,3 +165,29 @@ TEST(SortFile, SizeNotAMultipleOfTheRecordIsRefusedAndNothingIsWritten) {
     EXPECT_EQ(read_text(dir / "out"), "keep me");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
 }
+
+// Hundreds of runs in several passes: skewed runs (each run holds a range of its own: sorted and
+// reversed input), all-equal runs and few distinct keys, for keys and for records with --unique.
+TEST(SortFile, HundredsOfRunsInSeveralPasses) {
+    for (const KeyData& data : {KeyData{gen::Distribution::sorted}, KeyData{gen::Distribution::reversed},
+                                KeyData{gen::Distribution::equal}, KeyData{gen::Distribution::few_unique}}) {
+        ScratchDir dir, tmp;
+        const auto keys = make_keys<std::uint64_t>(300'017, data, 8);
+        write_keys(dir / "in", keys);
+        SortOptions options;
+        options.input = dir / "in";
+        options.output = dir / "out";
+        options.backend = Backend::cpu;
+        options.threads = 2;
+        options.memory_bytes = kMinMemoryBudget;
+        options.tmp_dir = tmp.path();
+        options.max_run_records = 1000;
+        options.max_fan_in = 8;
+        const SortReport report = sort_file(options);
+        EXPECT_EQ(report.runs, 301u) << key_data_name(data);
+        EXPECT_GE(report.merge_passes, 3u) << key_data_name(data);
+        EXPECT_EQ(report.merge_passes, report.plan.merge_passes) << key_data_name(data);
+        EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(keys, false))) << key_data_name(data);
+        EXPECT_TRUE(tmp.entries().empty());
+    }
+}
