@@ -5,7 +5,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <vector>
 
 namespace gpusort::io {
 
@@ -16,16 +15,18 @@ namespace {
 // counted from the start of the transfer.
 template <class Transfer>
 void for_each_block(std::uint64_t offset, std::size_t size, std::size_t block, Transfer&& transfer) {
-    std::vector<std::size_t> cuts = {0};
-    for (std::uint64_t at = (offset / block + 1) * block; at < offset + size; at += block)
-        cuts.push_back(static_cast<std::size_t>(at - offset));
-    cuts.push_back(size);
-    if (cuts.size() == 2) {
+    // The first block ends at the first multiple of `block` in the file, the others are whole.
+    const std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(size, block - offset % block));
+    const std::size_t blocks = 1 + (size - first + block - 1) / block;
+    if (blocks == 1) {
         if (size > 0) transfer(0, size);
         return;
     }
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cuts.size() - 1, 1), [&](const auto& range) {
-        for (std::size_t b = range.begin(); b != range.end(); ++b) transfer(cuts[b], cuts[b + 1] - cuts[b]);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, blocks, 1), [&](const auto& range) {
+        for (std::size_t b = range.begin(); b != range.end(); ++b) {
+            const std::size_t begin = b == 0 ? 0 : first + (b - 1) * block;
+            transfer(begin, std::min(size, first + b * block) - begin);
+        }
     });
 }
 

@@ -292,7 +292,7 @@ TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
     const PlanInput file = file_of(records);
     const std::uint64_t both = 2 * records * 8;  // the runs and the output
     const SortPlan direct = plan_with(SpillIo::direct, true, std::nullopt, file);
-    EXPECT_TRUE(direct.spill_direct);
+    EXPECT_TRUE(direct.spill_direct());
     // A bounce buffer per thread, within half the sixteenth of the budget kept back.
     EXPECT_EQ(direct.direct_io_piece, 512u << 10);
     EXPECT_EQ(direct.host.direct_io, 4 * direct.direct_io_piece);
@@ -305,24 +305,24 @@ TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
     }(), budgets(1 << 20, 3), cpu_capacity(8));
     EXPECT_EQ(tiny.direct_io_piece, io::kDirectIoAlignment * 2);  // 1 MiB / 32 / 3 threads, in whole blocks
     const SortPlan buffered = plan_with(SpillIo::buffered, true, 0, file);
-    EXPECT_FALSE(buffered.spill_direct);
+    EXPECT_FALSE(buffered.spill_direct());
     EXPECT_EQ(buffered.direct_io_piece, 0u);
     EXPECT_EQ(buffered.host.direct_io, 0u);
-    EXPECT_FALSE(plan_with(SpillIo::automatic, true, both, file).spill_direct);
-    EXPECT_TRUE(plan_with(SpillIo::automatic, true, both - 1, file).spill_direct);
-    EXPECT_FALSE(plan_with(SpillIo::automatic, false, 0, file).spill_direct);
-    EXPECT_FALSE(plan_with(SpillIo::automatic, true, std::nullopt, file).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::automatic, true, both, file).spill_direct());
+    EXPECT_TRUE(plan_with(SpillIo::automatic, true, both - 1, file).spill_direct());
+    EXPECT_FALSE(plan_with(SpillIo::automatic, false, 0, file).spill_direct());
+    EXPECT_FALSE(plan_with(SpillIo::automatic, true, std::nullopt, file).spill_direct());
     // Several passes keep a second copy of the runs in the page cache for a while.
     PlanInput passes = file;
     passes.max_fan_in = 2;
     const SortPlan two_copies = plan_with(SpillIo::automatic, true, both, passes);
     ASSERT_GT(two_copies.merge_passes, 1u);
-    EXPECT_TRUE(two_copies.spill_direct);
+    EXPECT_TRUE(two_copies.spill_direct());
     // A stream's size is not known: direct only when asked for.
-    EXPECT_FALSE(plan_with(SpillIo::automatic, true, 0, stream_of()).spill_direct);
-    EXPECT_TRUE(plan_with(SpillIo::direct, true, std::nullopt, stream_of()).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::automatic, true, 0, stream_of()).spill_direct());
+    EXPECT_TRUE(plan_with(SpillIo::direct, true, std::nullopt, stream_of()).spill_direct());
     // Nothing spilled, nothing direct.
-    EXPECT_FALSE(plan_with(SpillIo::direct, true, 0, file_of(1000)).spill_direct);
+    EXPECT_FALSE(plan_with(SpillIo::direct, true, 0, file_of(1000)).spill_direct());
     // Asked for where the file system has none: refused, naming the folder.
     try {
         plan_with(SpillIo::direct, false, std::nullopt, file);

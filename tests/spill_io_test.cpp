@@ -55,7 +55,7 @@ SortReport sort_keys(const std::vector<T>& keys, bool descending, SpillIo spill_
     EXPECT_TRUE(same_bytes(read_keys<T>(options.output), reference_sort(keys, descending))) << what;
     EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
     EXPECT_GT(report.bytes_spilled, 0u) << what;
-    EXPECT_EQ(report.plan.spill_direct, spill_io == SpillIo::direct) << what;
+    EXPECT_EQ(report.plan.spill_direct(), spill_io == SpillIo::direct) << what;
     return report;
 }
 
@@ -99,7 +99,7 @@ TEST(SpillIo, RecordsStableAndUniqueWithManyRunsAndPasses) {
             options.max_run_records = 4099;
             const SortReport report =
                 sort_records_and_compare(data, c.spec, unique, options, c.name + (unique ? ", unique" : ""));
-            EXPECT_TRUE(report.plan.spill_direct) << c.name;
+            EXPECT_TRUE(report.plan.spill_direct()) << c.name;
             EXPECT_GT(report.merge_passes, 1u) << c.name;
         }
     }

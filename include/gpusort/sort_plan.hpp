@@ -176,10 +176,10 @@ struct SortPlan {
     // more would).
     std::uint64_t sample_stride = 0;
     std::uint64_t sample_memory = 0;
-    // Spilled runs are written and read with direct I/O (SpillIo) rather than through the page
-    // cache, direct_io_piece bytes per transfer at most (0 when not direct).
-    bool spill_direct = false;
+    // Spilled runs are written and read with direct I/O (SpillIo), direct_io_piece bytes per
+    // transfer at most; 0: through the page cache.
     std::uint64_t direct_io_piece = 0;
+    bool spill_direct() const { return direct_io_piece > 0; }
 
     // Merge.
     bool merge_on_device = false;         // the runs are merged by sorting exact slices on the GPU

@@ -208,7 +208,7 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"runs\": " << report.runs << ",\n"
         << "  \"merge_passes\": " << report.merge_passes << ",\n"
         << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"
-        << "  \"spill_io\": " << json_string(report.bytes_spilled == 0 ? "none" : p.spill_direct ? "direct" : "buffered") << ",\n"
+        << "  \"spill_io\": " << json_string(report.bytes_spilled == 0 ? "none" : p.spill_direct() ? "direct" : "buffered") << ",\n"
         << "  \"budgets\": {\"memory\": " << p.memory_bytes
         << ", \"device_memory\": " << (p.device ? p.device->budget_bytes : 0) << ", \"threads\": " << p.threads << "},\n"
         << "  \"plan\": " << plan_json(p, 2) << ",\n"

@@ -8,8 +8,6 @@
 #pragma once
 
 #include "src/sorters/chunk_sorter.hpp"
-#include "io/host_buffer.hpp"
-#include "io/parallel_io.hpp"
 #include "src/merge/run_slices.hpp"
 #include "src/sorters/slot_pipeline.hpp"
 #include "src/runs/sorted_run.hpp"
@@ -71,11 +69,7 @@ void merge_by_sorting_slices(std::span<const SortedRun<T>> runs, SliceSorter& so
             }
             tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t p) {
                 const Piece& piece = pieces[p];
-                const SortedRun<T>& run = runs[piece.run];
-                if (run.memory)
-                    io::copy_parallel(piece.into.data(), std::span<const std::byte>(run.entries_at(piece.pos), piece.into.size()));
-                else
-                    io::read_parallel(*run.file, (run.first + piece.pos) * sizeof(T), piece.into);
+                runs[piece.run].read_entries(piece.pos, piece.into.size() / sizeof(T), piece.into.data());
             });
         };
         io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) { write(cut.rank[s] + first, bytes); };

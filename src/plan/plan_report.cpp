@@ -87,7 +87,7 @@ std::string plan_text(const SortPlan& p) {
         if (p.size_known) out << ": " << count_text(p.runs, "run", "runs");
         if (p.runs_in_memory)
             out << ", kept in host memory\n";
-        else if (p.spill_direct)
+        else if (p.spill_direct())
             out << ", spilled to disk with direct I/O in pieces of " << size_text(p.direct_io_piece) << " (bounce buffers "
                 << size_text(h.direct_io) << ")\n";
         else
@@ -157,7 +157,7 @@ std::string plan_json(const SortPlan& p, int indent) {
         << pad << "\"chunk_memory\": {\"host\": " << p.chunk_memory.host_bytes << ", \"device\": " << p.chunk_memory.device_bytes
         << ", \"staging\": " << p.chunk_memory.staging_bytes << "},\n"
         << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_in_memory\": " << flag(p.runs_in_memory)
-        << ", \"spill_direct\": " << flag(p.spill_direct) << ", \"direct_io_piece\": " << p.direct_io_piece
+        << ", \"spill_direct\": " << flag(p.spill_direct()) << ", \"direct_io_piece\": " << p.direct_io_piece
         << ", \"sample_stride\": " << p.sample_stride << ", \"sample_memory\": " << p.sample_memory << ",\n"
         << pad << "\"merge_on_device\": " << flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots
         << ", \"merge_memory\": " << p.merge_memory << ", \"fan_in\": " << p.fan_in << ", \"merge_tasks\": " << p.merge_tasks

@@ -339,17 +339,16 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         throw std::invalid_argument("--spill-io direct: the file system of '" + input.tmp_dir +
                                     "' (--tmp-dir) does not do direct I/O");
     const bool spills = !plan.in_memory && !plan.runs_in_memory;
-    if (spills && input.spill_io == SpillIo::direct) {
-        plan.spill_direct = true;
-    } else if (spills && input.spill_io == SpillIo::automatic && input.direct_io_possible && plan.size_known &&
-               input.page_cache_bytes) {
+    bool direct = spills && input.spill_io == SpillIo::direct;
+    if (spills && input.spill_io == SpillIo::automatic && input.direct_io_possible && plan.size_known &&
+        input.page_cache_bytes) {
         const std::uint64_t cached = plan.records * entry * (plan.merge_passes > 1 ? 2 : 1) +
                                      (input.output_streamed ? 0 : plan.records * input.record_size);
-        plan.spill_direct = cached > *input.page_cache_bytes;
+        direct = cached > *input.page_cache_bytes;
     }
     // Each thread's bounce buffer takes one piece: together at most half of the sixteenth of the
     // budget kept back (and one block each at least).
-    if (plan.spill_direct) {
+    if (direct) {
         const std::uint64_t share = budgets.memory_bytes / 32 / plan.threads;
         plan.direct_io_piece = std::clamp<std::uint64_t>(share / io::kDirectIoAlignment * io::kDirectIoAlignment,
                                                          io::kDirectIoAlignment, io::kMaxDirectIoPiece);

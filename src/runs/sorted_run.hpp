@@ -5,6 +5,7 @@
 #pragma once
 
 #include "io/file.hpp"
+#include "io/host_buffer.hpp"
 #include "io/parallel_io.hpp"
 
 #include <algorithm>
@@ -52,7 +53,7 @@ struct SortedRun {
     const std::byte* entries_at(std::uint64_t pos) const { return memory + (first + pos) * entry_bytes; }
     void read_entries(std::uint64_t pos, std::uint64_t count, std::byte* out) const {
         if (memory)
-            std::memcpy(out, entries_at(pos), count * entry_bytes);
+            io::copy_parallel(out, std::span<const std::byte>(entries_at(pos), count * entry_bytes));
         else
             io::read_parallel(*file, (first + pos) * entry_bytes, std::span<std::byte>(out, count * entry_bytes));
     }

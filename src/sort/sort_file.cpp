@@ -183,7 +183,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
         chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
     plan = plan_sort(what, budgets, capacity);
     // Where tmp_dir's file system has no direct I/O, runs are spilled through the page cache.
-    if (options.spill_io == SpillIo::automatic && plan.spill_direct && !io::direct_io_supported(tmp_dir)) {
+    if (options.spill_io == SpillIo::automatic && plan.spill_direct() && !io::direct_io_supported(tmp_dir)) {
         what.direct_io_possible = false;
         plan = plan_sort(what, budgets, capacity);
     }
