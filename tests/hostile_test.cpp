@@ -6,6 +6,7 @@
 // half-written, and every output is compared with std::sort of the input.
 #include "cli_run.hpp"
 #include "scratch_dir.hpp"
+#include "task_limit.hpp"
 #include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
@@ -531,6 +532,43 @@ TEST(HostileLimits, OneThreadAndSixtyFourThreads) {
         Result unzipped = bounded("/bin/sh", {"-c", "gzip -dc < '" + dir / "out.gz" + "'"});
         ASSERT_EQ(unzipped.exit_code(), 0) << unzipped.err;
         EXPECT_TRUE(identical(unzipped.out, expected));
+    }
+}
+
+// Under a limit on tasks (ulimit -u, a container's): the sort runs on the threads it can start and
+// says so, or, where none can start, fails with one line; never the end of the program that a
+// thread TBB or IPS4o cannot start would bring.
+TEST(HostileLimits, ALimitOnTasks) {
+    ScratchDir dir;
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);  // for the user the child may become
+    generate(dir / "in", "1M");
+    ASSERT_EQ(::chmod((dir / "in").c_str(), 0644), 0);
+    const std::string expected = sorted_keys(read_text(dir / "in"));
+    auto with_threads = [](int more) { return [more] { limit_threads_in_child(more); }; };
+    const std::vector<std::string> options = {"--backend", "cpu", "--threads", "8", "--memory", "1M", dir / "in"};
+
+    Result r = sort(options + std::vector<std::string>{dir / "out"}, with_threads(0));
+    expect_one_error_line(r, {dir / "in", "no thread can be started", "ulimit -u"});
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+
+    if (!tasks_can_be_counted()) GTEST_SKIP() << "only root can give a child a user of its own, so that it may start exactly 9 threads";
+    // 9 threads: enough for --threads 2 (8), not for 8 (26).
+    for (const std::string& output : {dir / "out", dir / "out.gz"}) {
+        SCOPED_TRACE(output);
+        r = sort(options + std::vector<std::string>{"--stats", dir / "stats", output}, with_threads(9));
+        ASSERT_EQ(r.exit_code(), 0) << r.how_it_ended() << ": " << r.err;
+        EXPECT_NE(r.err.find("note: only 9 of the 26 threads that --threads 8 needs can be started"), std::string::npos)
+            << r.err;
+        EXPECT_NE(r.err.find("sorting with --threads 2"), std::string::npos) << r.err;
+        EXPECT_GT(stat_figure(read_text(dir / "stats"), "runs"), 1);
+        std::string sorted = read_text(output);
+        if (output == dir / "out.gz") {
+            Result unzipped = bounded("/bin/sh", {"-c", "gzip -dc < '" + output + "'"});
+            ASSERT_EQ(unzipped.exit_code(), 0) << unzipped.err;
+            sorted = unzipped.out;
+        }
+        EXPECT_TRUE(identical(sorted, expected));
+        std::filesystem::remove(output);
     }
 }
 

@@ -222,6 +222,14 @@ std::uint64_t available_memory();       // MemAvailable, within the cgroup's lim
 std::uint64_t default_memory_budget();  // a safe share of the memory available now
 unsigned default_threads();             // the CPUs this process may run on
 
+// Threads a sort on `threads` threads may start at once: TBB's workers, the sort's pool, a stream's
+// compressors and its output thread, a stream's reader and the progress line.
+unsigned threads_started_by(unsigned threads);
+// How many of `wanted` threads the system lets this process start now (under ulimit -u or a
+// container's limit on tasks): it starts them with small stacks, counts them and ends them. Where
+// one cannot start, *error (optional) gets the reason (an errno).
+unsigned startable_threads(unsigned wanted, int* error = nullptr);
+
 // Address space this process may still map under a limit on it (RLIMIT_AS, ulimit -v): the limit
 // less what is mapped now; nullopt when there is no limit.
 std::optional<std::uint64_t> address_space_room();

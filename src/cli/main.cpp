@@ -56,8 +56,12 @@ int main(int argc, char** argv) {
     ProgressCounters counters;
     std::unique_ptr<ProgressLine> progress;
     if (command.action == CliCommand::Action::sort && command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
-        command.sort.progress = &counters;
-        progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
+        try {
+            progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
+            command.sort.progress = &counters;
+        } catch (const std::system_error& e) {  // its thread cannot be started: sort without it
+            if (command.sort.notice) command.sort.notice(std::string("no progress line: ") + e.what());
+        }
     }
     auto input_name = [&] {
         return command.sort.input == "-" ? std::string("standard input") : "'" + command.sort.input + "'";

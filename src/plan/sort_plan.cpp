@@ -7,14 +7,19 @@
 #include "io/stream_writer.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <condition_variable>
 #include <fstream>
 #include <limits>
+#include <mutex>
+#include <pthread.h>
 #include <sched.h>
 #include <stdexcept>
 #include <string>
 #include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace gpusort {
 
@@ -83,6 +88,43 @@ unsigned default_threads() {
         if (count > 0) return static_cast<unsigned>(count);
     }
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+unsigned threads_started_by(unsigned threads) { return 3 * std::max(1u, threads) + 2; }
+
+unsigned startable_threads(unsigned wanted, int* error) {
+    struct Gate {
+        std::mutex mutex;
+        std::condition_variable open;
+        bool opened = false;
+    } gate;
+    auto wait_at_gate = [](void* arg) -> void* {
+        auto& g = *static_cast<Gate*>(arg);
+        std::unique_lock lock(g.mutex);
+        g.open.wait(lock, [&] { return g.opened; });
+        return nullptr;
+    };
+    pthread_attr_t attr;
+    if (::pthread_attr_init(&attr) != 0) return wanted;
+    ::pthread_attr_setstacksize(&attr, std::max<std::size_t>(PTHREAD_STACK_MIN, 64 << 10));
+    std::vector<pthread_t> started;
+    started.reserve(wanted);
+    while (started.size() < wanted) {
+        pthread_t thread;
+        if (const int failed = ::pthread_create(&thread, &attr, wait_at_gate, &gate)) {
+            if (error) *error = failed;
+            break;
+        }
+        started.push_back(thread);
+    }
+    ::pthread_attr_destroy(&attr);
+    {
+        std::lock_guard lock(gate.mutex);
+        gate.opened = true;
+    }
+    gate.open.notify_all();
+    for (pthread_t thread : started) ::pthread_join(thread, nullptr);
+    return static_cast<unsigned>(started.size());
 }
 
 std::optional<std::uint64_t> address_space_room() {

@@ -111,12 +111,34 @@ KeySpec PlannedSort::key_of(const SortOptions& options) {
     return spec;
 }
 
+// "'IN'", or "standard input".
+std::string input_text(const SortOptions& options) {
+    return options.input == "-" ? "standard input" : "'" + options.input + "'";
+}
+
 Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_limited) {
     Budgets budgets;
     budgets.memory_bytes = options.memory_bytes.value_or(default_memory_budget());
     budgets.threads = std::max(1u, options.threads.value_or(default_threads()));
     budgets.device_memory_bytes = options.device_memory_bytes;
     if (budgets.memory_bytes < kMinMemoryBudget) throw std::invalid_argument("the memory budget must be at least 1M");
+    // Under a limit on tasks (ulimit -u, a container's) the sort runs on the threads it can start,
+    // checked now: a thread that TBB cannot start later ends the program.
+    int error = 0;
+    const unsigned startable = startable_threads(threads_started_by(budgets.threads), &error);
+    if (startable < threads_started_by(budgets.threads)) {
+        if (startable == 0)
+            throw SortError("cannot sort " + input_text(options) + ": no thread can be started (" +
+                            std::strerror(error) + "): the limit on processes (ulimit -u) or tasks is reached");
+        unsigned fewer = 1;
+        while (threads_started_by(fewer + 1) <= startable) ++fewer;
+        if (fewer < budgets.threads && options.notice)
+            options.notice("only " + std::to_string(startable) + " of the " +
+                           std::to_string(threads_started_by(budgets.threads)) + " threads that --threads " +
+                           std::to_string(budgets.threads) + " needs can be started (" + std::strerror(error) +
+                           "): sorting with --threads " + std::to_string(fewer));
+        budgets.threads = std::min(budgets.threads, fewer);
+    }
     // Under a limit on the address space the budget and the threads' stacks must fit in what is left
     // of it, checked now: a thread that cannot be started later would end the program.
     const std::optional<std::uint64_t> address_space = address_space_room();
@@ -126,8 +148,7 @@ Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_
         const std::uint64_t room = *address_space > overhead ? *address_space - overhead : 0;
         if (!options.memory_bytes) budgets.memory_bytes = std::max(kMinMemoryBudget, std::min(budgets.memory_bytes, room));
         if (budgets.memory_bytes + overhead > *address_space)
-            throw SortError("cannot sort " + (options.input == "-" ? "standard input" : "'" + options.input + "'") +
-                            ": out of memory under the address-space limit (ulimit -v): " +
+            throw SortError("cannot sort " + input_text(options) + ": out of memory under the address-space limit (ulimit -v): " +
                             size_text(*address_space) + " are left, the --memory budget of " +
                             size_text(budgets.memory_bytes) + " and " + std::to_string(budgets.threads) +
                             " threads need " + size_text(budgets.memory_bytes + overhead) +

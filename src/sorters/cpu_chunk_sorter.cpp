@@ -2,6 +2,7 @@
 #include "src/sorters/cpu_chunk_sorter.hpp"
 
 #include "src/keys/key_dispatch.hpp"
+#include "src/sorters/sort_thread_pool.hpp"
 
 #include <functional>
 #include <ips4o.hpp>
@@ -9,9 +10,9 @@
 
 namespace gpusort {
 
-CpuChunkSorter::CpuChunkSorter(const KeyOrder& order, unsigned threads) : order_(order), width_(key_width(order.type)) {
-    if (threads > 1) pool_ = std::make_unique<ips4o::StdThreadPool>(static_cast<int>(threads));
-}
+CpuChunkSorter::CpuChunkSorter(const KeyOrder& order, unsigned threads,
+                               const std::function<void(const std::string&)>& notice)
+    : order_(order), width_(key_width(order.type)), pool_(make_sort_thread_pool(threads, notice)) {}
 
 CpuChunkSorter::~CpuChunkSorter() = default;
 

@@ -7,19 +7,21 @@
 #include "io/host_buffer.hpp"
 #include "src/keys/key_normalization.hpp"
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
-
-namespace ips4o {
-class StdThreadPool;
-}
 
 namespace gpusort {
 
+class SortThreadPool;
+
 class CpuChunkSorter final : public ChunkSorter {
 public:
-    CpuChunkSorter(const KeyOrder& order, unsigned threads);
+    // Says through notice (optional) when fewer threads than asked for could be started.
+    CpuChunkSorter(const KeyOrder& order, unsigned threads,
+                   const std::function<void(const std::string&)>& notice = {});
     ~CpuChunkSorter() override;
     std::string name() const override { return "cpu"; }
     std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const override;
@@ -35,7 +37,7 @@ private:
 
     KeyOrder order_;
     std::size_t width_;
-    std::unique_ptr<ips4o::StdThreadPool> pool_;  // null: sort on the calling thread
+    std::unique_ptr<SortThreadPool> pool_;  // null: sort on the calling thread
     std::mutex sort_mutex_;
     std::vector<io::HostBuffer> slots_;
 };

@@ -6,6 +6,7 @@
 #include "io/host_buffer.hpp"
 #include "src/keys/key_dispatch.hpp"
 #include "src/keys/record_layout.hpp"
+#include "src/sorters/sort_thread_pool.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -38,10 +39,10 @@ struct Tag {
 template <std::size_t W>
 class CpuRecordSorter final : public ChunkSorter {
 public:
-    CpuRecordSorter(const KeySpec& spec, const FixedKeySpec& fixed, unsigned threads)
-        : spec_(fixed), record_(spec.record_size), entry_(entry_bytes(spec)) {
-        if (threads > 1) pool_ = std::make_unique<ips4o::StdThreadPool>(static_cast<int>(threads));
-    }
+    CpuRecordSorter(const KeySpec& spec, const FixedKeySpec& fixed, unsigned threads,
+                    const std::function<void(const std::string&)>& notice)
+        : spec_(fixed), record_(spec.record_size), entry_(entry_bytes(spec)),
+          pool_(make_sort_thread_pool(threads, notice)) {}
     std::string name() const override { return "cpu"; }
     std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const override {
         const std::uint64_t per_slot = memory.host_bytes / std::max<std::size_t>(slots, 1);
@@ -148,17 +149,18 @@ private:
     std::size_t record_;
     std::size_t entry_;
     std::uint64_t chunk_records_ = 0;
-    std::unique_ptr<ips4o::StdThreadPool> pool_;
+    std::unique_ptr<SortThreadPool> pool_;
     std::mutex sort_mutex_;
     std::vector<Slot> slots_;
 };
 
 }  // namespace
 
-std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads) {
+std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads,
+                                                    const std::function<void(const std::string&)>& notice) {
     const FixedKeySpec fixed = fixed_key_spec(spec);
     return with_key_words(fixed.key_words(), [&](auto words) -> std::unique_ptr<ChunkSorter> {
-        return std::make_unique<CpuRecordSorter<decltype(words)::value>>(spec, fixed, threads);
+        return std::make_unique<CpuRecordSorter<decltype(words)::value>>(spec, fixed, threads, notice);
     });
 }
 

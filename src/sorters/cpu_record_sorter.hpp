@@ -8,12 +8,15 @@
 #include "src/sorters/chunk_sorter.hpp"
 #include "gpusort/key_spec.hpp"
 
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace gpusort {
 
 // sort_chunk gives the sorted records; sort_run gives run entries (key words, then the record:
 // record_layout.hpp). Throws std::invalid_argument for an invalid spec.
-std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads);
+std::unique_ptr<ChunkSorter> make_cpu_record_sorter(const KeySpec& spec, unsigned threads,
+                                                    const std::function<void(const std::string&)>& notice = {});
 
 }  // namespace gpusort

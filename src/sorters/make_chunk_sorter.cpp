@@ -15,8 +15,8 @@ namespace gpusort {
 std::unique_ptr<ChunkSorter> make_chunk_sorter(const SorterChoice& choice, const ChunkKey& key) {
     const KeySpec* records = std::get_if<KeySpec>(&key);
     auto cpu_sorter = [&]() -> std::unique_ptr<ChunkSorter> {
-        if (records) return make_cpu_record_sorter(*records, choice.threads);
-        return std::make_unique<CpuChunkSorter>(std::get<KeyOrder>(key), choice.threads);
+        if (records) return make_cpu_record_sorter(*records, choice.threads, choice.notice);
+        return std::make_unique<CpuChunkSorter>(std::get<KeyOrder>(key), choice.threads, choice.notice);
     };
     if (choice.backend == Backend::cpu) return cpu_sorter();
 #ifdef GPUSORT_WITH_GPU
