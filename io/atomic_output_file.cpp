@@ -1,5 +1,6 @@
 // AtomicOutputFile: O_TMPFILE + linkat (+ rename when the path exists), or a hidden unique name +
-// rename; a hidden name is registered for signal cleanup for as long as it exists.
+// rename; a hidden name is registered for signal cleanup for as long as it exists, and its file is
+// locked (flock), so that a later sort can tell the leftovers of a SIGKILL from files in use.
 #include "io/atomic_output_file.hpp"
 
 #include "io/io_error.hpp"
@@ -8,8 +9,11 @@
 
 #include <cerrno>
 #include <climits>
+#include <dirent.h>
 #include <fcntl.h>
 #include <random>
+#include <string_view>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -18,12 +22,42 @@ namespace gpusort::io {
 
 namespace {
 
+constexpr char kHiddenPrefix[] = ".gpusort-out-";
+
 std::string hidden_name(const std::string& folder) {
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string name = folder + "/.gpusort-out-";
+    std::string name = folder + "/" + kHiddenPrefix;
     for (int i = 0; i < 12; ++i) name += digits[rng() % 36];
     return name;
+}
+
+// Whether `name` is still the file open at `fd` (not removed, nor replaced by another).
+bool names_file(const std::string& name, int fd) {
+    struct stat by_name {}, open {};
+    return ::lstat(name.c_str(), &by_name) == 0 && ::fstat(fd, &open) == 0 && by_name.st_dev == open.st_dev &&
+           by_name.st_ino == open.st_ino;
+}
+
+// Removes the hidden files in `folder` that no running sort holds: those a sort ended by SIGKILL
+// (or a crash) left between naming its output and moving it over OUTPUT. A sort holds an exclusive
+// flock on its file from before the file has a hidden name until it is moved, so a file whose lock
+// can be taken is a leftover. Best effort, with the plain calls: nothing here may fail the sort.
+void remove_leftovers(const std::string& folder) {
+    DIR* dir = ::opendir(folder.c_str());
+    if (!dir) return;
+    while (const dirent* entry = ::readdir(dir)) {
+        if (std::string_view(entry->d_name).rfind(kHiddenPrefix, 0) != 0) continue;
+        const std::string name = folder + "/" + entry->d_name;
+        const int fd = ::open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            names_file(name, fd))
+            ::unlink(name.c_str());
+        ::close(fd);
+    }
+    ::closedir(dir);
 }
 
 }  // namespace
@@ -70,14 +104,17 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(follow_links
     if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         throw IoError("cannot write '" + path_ + "': it is a directory");
     const std::string folder = parent_folder(path_);
+    remove_leftovers(folder);
     int fd = -1;
 #ifdef O_TMPFILE
     fd = sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); });
     if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
         throw_errno("cannot write", path_, errno);
+    // Held until the file is at the path: a hidden name it may get on the way is not a leftover.
+    if (fd >= 0) ::flock(fd, LOCK_EX);
 #endif
-    if (fd < 0) {
-        std::string pattern = folder + "/.gpusort-out-XXXXXX";
+    while (fd < 0) {
+        std::string pattern = folder + "/" + kHiddenPrefix + "XXXXXX";
         std::vector<char> name(pattern.begin(), pattern.end());
         name.push_back('\0');
         int err = 0;
@@ -88,6 +125,14 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(follow_links
             if (fd >= 0) temp_name_cleanup_ = UnlinkOnSignal(name.data());
         }
         if (fd < 0) throw_errno("cannot write", path_, err);
+        // Named before it is locked: another sort may have taken it for a leftover in between.
+        ::flock(fd, LOCK_EX);
+        if (!names_file(name.data(), fd)) {
+            temp_name_cleanup_.release();
+            ::close(fd);
+            fd = -1;
+            continue;
+        }
         temp_name_ = name.data();
     }
     file_ = File(fd, path_);
@@ -101,13 +146,14 @@ AtomicOutputFile::~AtomicOutputFile() {
 void AtomicOutputFile::commit(bool sync) {
     if (sys::fchmod(file_.fd(), final_mode(path_)) != 0) throw_errno("cannot set permissions of", path_, errno);
     if (sync) file_.sync_data();
+    // A second descriptor keeps the file open, and locked, until it is at the path, so that the first
+    // is closed before the file appears there (a file system may report a failed write only on close).
+    const File held(::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0), path_);
+    if (!held.is_open()) throw_errno("cannot write", path_, errno);
+    file_.close();
     if (temp_name_.empty()) {
-        // The nameless file is linked through a second descriptor, so that the first is closed before
-        // the file appears anywhere (a file system may report a failed write only on close).
-        const File nameless(::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0), path_);
-        if (!nameless.is_open()) throw_errno("cannot write", path_, errno);
-        file_.close();
-        const std::string proc = "/proc/self/fd/" + std::to_string(nameless.fd());
+        // The nameless file is linked through the second descriptor.
+        const std::string proc = "/proc/self/fd/" + std::to_string(held.fd());
         // Where nothing is at the path yet, the file is linked there at once: it never has another
         // name, which a SIGKILL between the link and the rename below would leave behind.
         if (sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) == 0) {
@@ -135,8 +181,6 @@ void AtomicOutputFile::commit(bool sync) {
             if (err != EEXIST || attempt > 100) throw_errno("cannot write", path_, err);
         }
     }
-    // Closed before it appears at the path: a file system may report a failed write only here.
-    file_.close();
     if (sys::rename(temp_name_.c_str(), path_.c_str()) != 0) {
         int err = errno;
         ::unlink(temp_name_.c_str());

@@ -1,7 +1,8 @@
 // AtomicOutputFile: the output is written to a nameless file in OUTPUT's folder and appears at
 // OUTPUT only in commit(), after every byte was written: linked there when nothing is at OUTPUT, else
 // given a hidden name and renamed over it. Until then an existing OUTPUT is untouched; without
-// commit() (an error, an exception, a kill) nothing is left.
+// commit() (an error, an exception, a kill) nothing is left, but for a hidden name that a SIGKILL
+// at the wrong moment leaves: the next AtomicOutputFile in that folder removes it.
 #pragma once
 
 #include "io/file.hpp"
@@ -17,9 +18,10 @@ std::string follow_links(const std::string& path);
 
 class AtomicOutputFile {
 public:
-    // Creates the hidden file next to `path`, or next to the file it leads to when it is a symbolic
-    // link (followed to the end, to a file that need not exist yet: that file is replaced or created,
-    // the link stays); fails at once when the folder is not writable.
+    // Removes the hidden files that ended sorts left in the folder of `path` (those that no running
+    // sort holds locked), then creates the hidden file next to `path`, or next to the file it leads
+    // to when it is a symbolic link (followed to the end, to a file that need not exist yet: that
+    // file is replaced or created, the link stays); fails at once when the folder is not writable.
     explicit AtomicOutputFile(const std::string& path);
     AtomicOutputFile(const AtomicOutputFile&) = delete;
     AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;

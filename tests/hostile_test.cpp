@@ -638,7 +638,8 @@ protected:
     // The one thing a kill may leave: a kill between linking the finished output under a hidden
     // name and renaming it over an existing OUTPUT (two system calls; a new OUTPUT is linked at its
     // name at once) leaves that name, holding the complete sorted output, beside the old OUTPUT.
-    // Checks and removes it; true when there was one.
+    // The next sort into the folder removes it (KilledAtTheWorstMoment below); here it is checked
+    // and removed, so that each kill is judged alone. True when there was one.
     bool linked_not_renamed(const std::set<std::string>& expected_entries) {
         for (const std::string& name : dir_.entries()) {
             if (expected_entries.count(name)) continue;
@@ -701,6 +702,21 @@ TEST_F(KilledAtRandom, InPlaceLeavesTheInputWholeAndEitherOriginalOrSorted) {
             EXPECT_EQ(in, original_);
         }
     });
+}
+
+// What a kill between the hidden name and the rename leaves (a hidden file that no running sort
+// holds locked) is removed by the next sort into the folder. (That the hidden file of a sort still
+// running is kept: tests/io_test.cpp, AtomicOutputFile.RemovesTheHiddenLeftoversOfEndedSortsOnly.)
+TEST(KilledAtTheWorstMoment, TheNextSortIntoTheFolderRemovesWhatWasLeft) {
+    ScratchDir dir;
+    generate(dir / "in", "300000");
+    const std::string expected = sorted_keys(read_text(dir / "in"));
+    write_text(dir / ".gpusort-out-3xq9w0p1m2n4", expected);  // as a killed sort leaves it
+    write_text(dir / "out", "the old output");
+    Result r = sort({"--backend", "cpu", dir / "in", dir / "out"});
+    ASSERT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_TRUE(identical(read_text(dir / "out"), expected));
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
 }
 
 // ---------------------------------------------------------------------------------------------

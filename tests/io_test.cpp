@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <numeric>
 #include <random>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
 
@@ -155,6 +156,37 @@ TEST(AtomicOutputFile, CommitReplacesAndKeepsTheOldPermissions) {
     struct stat st {};
     ASSERT_EQ(::stat((dir / "existing").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0640u);
+}
+
+// A SIGKILL between the hidden name and the rename leaves a hidden file that nobody holds; a sort
+// that is still running holds its own locked (flock). The next output in the folder removes the
+// first kind only.
+TEST(AtomicOutputFile, RemovesTheHiddenLeftoversOfEndedSortsOnly) {
+    ScratchDir dir;
+    write_text(dir / ".gpusort-out-k1l2e3d4s5o6", "left by a killed sort");
+    write_text(dir / ".gpusort-out-a1B2c3", "left by a killed sort, on a file system without O_TMPFILE");
+    write_text(dir / ".gpusort-out-running", "a sort still running holds it");
+    const int held = ::open((dir / ".gpusort-out-running").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX), 0);
+    ASSERT_EQ(::mkdir((dir / ".gpusort-out-folder").c_str(), 0755), 0);
+    ASSERT_EQ(::symlink("out", (dir / ".gpusort-out-link").c_str()), 0);
+    write_text(dir / ".gpusort-outside", "not ours");
+    write_text(dir / "out", "old output");
+    {
+        io::AtomicOutputFile out(dir / "out");
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{".gpusort-out-running", ".gpusort-out-folder",
+                                                        ".gpusort-out-link", ".gpusort-outside", "out"}));
+        const std::string text = "new output";
+        out.file().write_at(0, std::as_bytes(std::span(text.data(), text.size())));
+        out.commit(false);
+    }
+    EXPECT_EQ(read_text(dir / "out"), "new output");
+    EXPECT_EQ(read_text(dir / ".gpusort-out-running"), "a sort still running holds it");
+    ::close(held);
+    // Once its sort has ended, the next one removes it.
+    io::AtomicOutputFile next(dir / "out");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{".gpusort-out-folder", ".gpusort-out-link", ".gpusort-outside", "out"}));
 }
 
 TEST(AtomicOutputFile, RefusesDirectoriesAndMissingFolders) {
