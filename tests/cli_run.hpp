@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <poll.h>
@@ -149,6 +150,19 @@ private:
     int out_fd_ = -1;
     int err_fd_ = -1;
 };
+
+// Whether one of the process's descriptors is open on a file in `folder` (a nameless temp file
+// shows as "FOLDER/#123 (deleted)").
+inline bool has_file_open_in(pid_t pid, const std::string& folder) {
+    const std::string prefix = std::filesystem::canonical(folder).string() + "/";
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        std::error_code link_ec;
+        const std::string target = std::filesystem::read_symlink(entry.path(), link_ec).string();
+        if (!link_ec && target.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+}
 
 inline Result run(const std::string& program, const std::vector<std::string>& args,
                   const std::function<void()>& before_exec = {}) {

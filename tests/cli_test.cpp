@@ -4,13 +4,18 @@
 #include "cli_run.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
+#include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <random>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace gpusort;
@@ -198,9 +203,66 @@ TEST(Tools, CheckFindsDisorderAndMissingRecords) {
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "sorted"}).status(), 0);
     Result disorder = run(GPUSORT_CHECK_BIN, {"--type", "u32", dir / "unsorted"});
     EXPECT_EQ(disorder.status(), 1);
-    EXPECT_NE(disorder.out.find("record 2"), std::string::npos) << disorder.out;
+    EXPECT_NE(disorder.out.find("record 2 (counted from 0; at byte 8) is smaller than the one before it"),
+              std::string::npos)
+        << disorder.out;
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "changed"}).status(), 1);
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--descending", dir / "sorted"}).status(), 1);
+}
+
+// --size: as many whole records as fit; exactly one of --count and --size.
+TEST(Tools, GenTakesASizeOrACount) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--size", "1M", "--seed", "3", dir / "by-size"}).status(), 0);
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "128K", "--seed", "3", dir / "by-count"}).status(), 0);
+    EXPECT_EQ(std::filesystem::file_size(dir / "by-size"), 1u << 20);
+    EXPECT_TRUE(read_text(dir / "by-size") == read_text(dir / "by-count"));
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--size", "1M", "--format", "gensort", dir / "records"}).status(), 0);
+    EXPECT_EQ(std::filesystem::file_size(dir / "records"), (1u << 20) / 100 * 100);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"--count", "3", "--size", "24", dir / "x"},
+                                                 std::vector<std::string>{dir / "x"},
+                                                 std::vector<std::string>{"--size", "1Q", dir / "x"},
+                                                 std::vector<std::string>{"--count", "3"},
+                                                 std::vector<std::string>{"--count", "3", dir / "x", dir / "y"}}) {
+        Result r = run(GPUSORT_GEN_BIN, args);
+        EXPECT_EQ(r.status(), 2) << r.err;
+        EXPECT_EQ(r.err.rfind("gpusort-gen: ", 0), 0u) << r.err;
+    }
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"by-size", "by-count", "records"}));
+}
+
+// gpusort-gen writes as gpusort-file does: a file appears only once it is whole, an existing one
+// stays until then, the free space is checked before anything is written, and a failure to write
+// is status 1 with one line.
+TEST(Tools, GenLeavesNoPartialFile) {
+    ScratchDir dir;
+    write_text(dir / "old", "the old data");
+    // A file size limit of 1 MiB for 8 MiB of keys.
+    auto limit_file_size = [] {
+        const rlimit one_megabyte{1 << 20, 1 << 20};
+        if (::setrlimit(RLIMIT_FSIZE, &one_megabyte) != 0) ::_exit(126);
+    };
+    for (const std::string& output : {dir / "new", dir / "old"}) {
+        Result r = run(GPUSORT_GEN_BIN, {"--count", "1M", output}, limit_file_size);
+        EXPECT_EQ(r.status(), 1) << r.err;
+        EXPECT_EQ(r.err, "gpusort-gen: cannot write '" + output + "': File too large (the file size limit was reached)\n");
+    }
+    // More than any disk holds: refused at once.
+    Result r = run(GPUSORT_GEN_BIN, {"--count", "2000000000000", dir / "new"});
+    EXPECT_EQ(r.status(), 1) << r.err;
+    EXPECT_NE(r.err.find("not enough free space in '" + dir.path() + "': '" + dir / "new" + "' needs"), std::string::npos)
+        << r.err;
+    // A folder that is not there.
+    r = run(GPUSORT_GEN_BIN, {"--count", "10", dir / "missing/new"});
+    EXPECT_EQ(r.status(), 1) << r.err;
+    // Killed while it writes 1 GiB.
+    ChildProcess child(GPUSORT_GEN_BIN, {"--count", "128M", dir / "old"});
+    ASSERT_TRUE(wait_for([&] { return has_file_open_in(child.pid(), dir.path()); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::kill(child.pid(), SIGKILL);
+    EXPECT_TRUE(child.wait().killed_by(SIGKILL));
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"old"}));
+    EXPECT_EQ(read_text(dir / "old"), "the old data");
 }
 
 TEST(Tools, GenWritesGensortRecordsThatSayWhereTheyCameFrom) {
@@ -323,7 +385,7 @@ TEST(Tools, CheckReadsTheLargestRecords) {
     EXPECT_EQ(ok.out, "ok: 3 records in order, same records as the input\n");
     Result disorder = check({dir / "in"});
     EXPECT_EQ(disorder.status(), 1) << disorder.out << disorder.err;
-    EXPECT_NE(disorder.out.find("record 1 is smaller"), std::string::npos) << disorder.out;
+    EXPECT_NE(disorder.out.find("record 1 (counted from 0; at byte 1048576) is smaller"), std::string::npos) << disorder.out;
 }
 
 TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {

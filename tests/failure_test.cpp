@@ -123,19 +123,8 @@ protected:
     // Waits until one of the child's descriptors points into DIR/tmp (a nameless temp file shows
     // as "DIR/tmp/#123 (deleted)"); false when the child ended first or it took longer than kHangBound.
     bool wait_until_spilling(const ChildProcess& child) const {
-        const std::string tmp_prefix = std::filesystem::canonical(dir_ / "tmp").string() + "/";
-        const std::string fd_folder = "/proc/" + std::to_string(child.pid()) + "/fd";
         bool spilling = false;
-        wait_for([&] {
-            if (child.has_ended()) return true;
-            std::error_code ec;
-            for (const auto& entry : std::filesystem::directory_iterator(fd_folder, ec)) {
-                std::error_code link_ec;
-                const std::string target = std::filesystem::read_symlink(entry.path(), link_ec).string();
-                if (!link_ec && target.rfind(tmp_prefix, 0) == 0) spilling = true;
-            }
-            return spilling;
-        });
+        wait_for([&] { return child.has_ended() || (spilling = has_file_open_in(child.pid(), dir_ / "tmp")); });
         return spilling;
     }
 

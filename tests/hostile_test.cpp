@@ -103,19 +103,6 @@ long long stat_figure(const std::string& json, const std::string& name) {
     return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
 }
 
-// Whether one of the process's descriptors is open on a file in `folder` (a nameless temp file
-// shows as "FOLDER/#123 (deleted)").
-bool has_file_open_in(pid_t pid, const std::string& folder) {
-    const std::string prefix = std::filesystem::canonical(folder).string() + "/";
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-        std::error_code link_ec;
-        const std::string target = std::filesystem::read_symlink(entry.path(), link_ec).string();
-        if (!link_ec && target.rfind(prefix, 0) == 0) return true;
-    }
-    return false;
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Two sorts of different inputs writing the same OUTPUT at once.
 

@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
         read_records(path, sorted);
         if (const auto first_bad = sorted.first_out_of_order()) {
             std::cout << "gpusort-check: '" << path << "' is not in order: record " << *first_bad
-                      << " is smaller than the one before it\n";
+                      << " (counted from 0; at byte " << *first_bad * record_size
+                      << ") is smaller than the one before it\n";
             return 1;
         }
         if (vm.count("input")) {

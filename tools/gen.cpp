@@ -3,11 +3,16 @@
 // sorters such as GNU sort (--format gensort-text). The data are made by the generator library
 // (tools/gen/): the same seed gives the same bytes, on any machine and with any number of threads.
 #include "tools/gen/data_generator.hpp"
+#include "io/atomic_output_file.hpp"
+#include "io/file.hpp"
+#include "io/io_error.hpp"
+#include "io/signal_cleanup.hpp"
 #include "src/cli/size_parse.hpp"
+#include "src/output/sort_output.hpp"
+#include "src/plan/plan_report.hpp"
 
 #include <boost/program_options.hpp>
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <iostream>
 #include <string>
@@ -19,25 +24,22 @@ using namespace gpusort;
 
 namespace {
 
-void write_all(int fd, const std::string& name, const std::byte* data, std::size_t size) {
-    while (size > 0) {
-        ssize_t n = ::write(fd, data, size);
+// Writes all of data to a stream or device, in order.
+void write_all(int fd, const std::string& name, std::span<const std::byte> data) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error("cannot write '" + name + "': " + std::strerror(errno));
-        data += n;
-        size -= static_cast<std::size_t>(n);
+        if (n <= 0) io::throw_errno("cannot write", name, n < 0 ? errno : EIO);
+        data = data.subspan(static_cast<std::size_t>(n));
     }
 }
 
-// The data that the options ask for.
+// The data that the options ask for: --count records, or as many whole records as --size bytes hold.
 gen::DataSpec data_spec_of(const po::variables_map& vm) {
     gen::DataSpec spec;
     auto type = parse_key_type(vm["type"].as<std::string>());
     if (!type) throw std::invalid_argument("unknown --type '" + vm["type"].as<std::string>() + "'");
     spec.keys.type = *type;
-    auto count = parse_size(vm["count"].as<std::string>());
-    if (!count) throw std::invalid_argument("--count: not a number");
-    spec.keys.count = *count;
     auto distribution = gen::parse_distribution(vm["dist"].as<std::string>());
     if (!distribution) throw std::invalid_argument("unknown --dist '" + vm["dist"].as<std::string>() + "'");
     spec.keys.distribution = *distribution;
@@ -50,22 +52,77 @@ gen::DataSpec data_spec_of(const po::variables_map& vm) {
         if (!vm["type"].defaulted()) throw std::invalid_argument("--format " + name + " and --type exclude each other");
         spec.format = *format;
     }
+    if (vm.count("count") == vm.count("size"))
+        throw std::invalid_argument("give either --count N (records) or --size BYTES");
+    const std::string option = vm.count("count") ? "count" : "size";
+    const std::string value = vm[option].as<std::string>();
+    const auto number = parse_size(value);
+    if (!number) throw std::invalid_argument("--" + option + " '" + value + "': not a size (such as 1000, 64K, 2G)");
+    spec.keys.count = option == "count" ? *number : *number / spec.record_size();
     spec.validate();
     return spec;
+}
+
+// Writes the records in blocks to put(offset, bytes).
+template <class Put>
+void write_records(const gen::DataSpec& spec, Put&& put) {
+    const std::size_t width = spec.record_size();
+    constexpr std::uint64_t kBlockRecords = 1 << 20;
+    std::vector<std::byte> block(static_cast<std::size_t>(std::min(kBlockRecords, spec.keys.count)) * width);
+    for (std::uint64_t first = 0; first < spec.keys.count; first += kBlockRecords) {
+        const std::size_t bytes = static_cast<std::size_t>(std::min(kBlockRecords, spec.keys.count - first)) * width;
+        gen::generate(spec, first, std::span(block.data(), bytes));
+        put(first * width, std::span<const std::byte>(block.data(), bytes));
+    }
+}
+
+// A file appears at OUTPUT only once it is whole (as gpusort-file's output: nothing is left by an
+// error or a kill, and an existing OUTPUT stays until then), after a check of the free space.
+// Standard output ("-"), pipes and devices are written in place.
+void write_output(const gen::DataSpec& spec, const std::string& output) {
+    const std::uint64_t bytes = spec.keys.count * spec.record_size();
+    const OutputShape shape = output_shape(output, Compression::none);
+    if (!shape.sequential) {
+        const std::optional<std::uint64_t> free = io::free_space(shape.folder);
+        if (free && *free < bytes)
+            throw std::runtime_error("not enough free space in '" + shape.folder + "': '" + output + "' needs " +
+                                     size_text(bytes) + ", " + size_text(*free) + " are free");
+        io::AtomicOutputFile file(output);
+        write_records(spec, [&](std::uint64_t offset, std::span<const std::byte> data) {
+            file.file().write_at(offset, data);
+        });
+        file.commit(false);  // not flushed to disk: the same seed makes the same data again
+        return;
+    }
+    io::File device;
+    if (output != "-") {
+        const int fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) io::throw_errno("cannot write", output, errno);
+        device = io::File(fd, output);
+    }
+    const int fd = output == "-" ? STDOUT_FILENO : device.fd();
+    const std::string name = output == "-" ? "standard output" : output;
+    write_records(spec, [&](std::uint64_t, std::span<const std::byte> data) { write_all(fd, name, data); });
+    if (device.is_open()) device.close();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     po::options_description visible(
-        "Usage: gpusort-gen [--type T | --format gensort|gensort-text] --count N [--dist D] [--seed S] [--special] OUTPUT\nOptions");
+        "Usage: gpusort-gen [--type T | --format gensort|gensort-text] (--count N | --size BYTES) [--dist D] [--seed S]\n"
+        "                   [--special] OUTPUT\n"
+        "Writes test data to OUTPUT (- for standard output). A file appears at OUTPUT only once it is complete.\n"
+        "Exit status: 0 written, 1 an error while writing (such as a full disk), 2 a bad command line.\n"
+        "Example: gpusort-gen --type u64 --size 1G keys.bin\nOptions");
     visible.add_options()
         ("type", po::value<std::string>()->default_value("u64"), "key type: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
         ("format", po::value<std::string>(),
          "gensort: 100-byte records with a 10-byte binary key (see tools/gen/gensort_records.hpp for the layout); "
          "gensort-text: the same records as 100-byte text lines (the key as 20 hex digits, a space, the index "
          "as 20 decimal digits, a space, 57 letters, '\\n'), for line sorters such as LC_ALL=C sort")
-        ("count", po::value<std::string>(), "number of keys (suffixes K, M, G allowed: powers of 1024)")
+        ("count", po::value<std::string>(), "number of records (suffixes K, M, G, T: powers of 1024)")
+        ("size", po::value<std::string>(), "bytes of data instead of --count: as many whole records as fit (suffixes as --count)")
         ("dist", po::value<std::string>()->default_value("uniform"),
          "uniform, sorted, reversed, equal, few-unique, nearly-sorted, zipf, normal")
         ("seed", po::value<std::uint64_t>()->default_value(1), "random seed; the same seed gives the same bytes")
@@ -75,7 +132,10 @@ int main(int argc, char** argv) {
     all.add(visible).add_options()("output", po::value<std::string>());
     po::positional_options_description positional;
     positional.add("output", 1);
+    gen::DataSpec spec;
+    std::string output;
     try {
+        io::install_signal_cleanup();
         po::variables_map vm;
         po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
         po::notify(vm);
@@ -83,25 +143,18 @@ int main(int argc, char** argv) {
             std::cout << visible;
             return 0;
         }
-        if (!vm.count("count") || !vm.count("output")) throw std::invalid_argument("expected --count N and OUTPUT");
-        const gen::DataSpec spec = data_spec_of(vm);
-
-        const std::string output = vm["output"].as<std::string>();
-        int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) throw std::runtime_error("cannot create '" + output + "': " + std::strerror(errno));
-        const std::size_t width = spec.record_size();
-        constexpr std::uint64_t kBlockRecords = 1 << 20;
-        std::vector<std::byte> block(kBlockRecords * width);
-        for (std::uint64_t first = 0; first < spec.keys.count; first += kBlockRecords) {
-            const std::size_t bytes = static_cast<std::size_t>(std::min(kBlockRecords, spec.keys.count - first)) * width;
-            gen::generate(spec, first, std::span(block.data(), bytes));
-            write_all(fd, output, block.data(), bytes);
-        }
-        if (fd != STDOUT_FILENO && ::close(fd) != 0)
-            throw std::runtime_error("cannot write '" + output + "': " + std::strerror(errno));
+        if (!vm.count("output")) throw std::invalid_argument("expected OUTPUT (a file, or - for standard output)");
+        spec = data_spec_of(vm);
+        output = vm["output"].as<std::string>();
     } catch (const std::exception& e) {
         std::cerr << "gpusort-gen: " << e.what() << "\n";
         return 2;
+    }
+    try {
+        write_output(spec, output);
+    } catch (const std::exception& e) {
+        std::cerr << "gpusort-gen: " << e.what() << "\n";
+        return 1;
     }
     return 0;
 }
