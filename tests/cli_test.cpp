@@ -161,7 +161,17 @@ TEST(Cli, BadCommandLines) {
     expect_one_error_line(sort_cli({"--threads", "0", dir / "in", dir / "out"}, dir), "--threads");
     expect_one_error_line(sort_cli({"--spill-io", "fast", dir / "in", dir / "out"}, dir), "--spill-io");
     expect_one_error_line(sort_cli({dir / "in"}, dir), "OUTPUT");
-    expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir), "no-such-option");
+    expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir),
+                          std::vector<std::string>{"no-such-option", "(see --help)"});
+    expect_one_error_line(sort_cli({dir / "in", dir / "out", dir / "more"}, dir),
+                          "too many operands: expected INPUT and OUTPUT (see --help)");
+    // The level's range is that of the format in use only.
+    expect_one_error_line(sort_cli({"--compression-level", "99", dir / "in", dir / "out.zst"}, dir),
+                          "--compression-level: compression level 99 is out of range for zst (1-19)");
+    expect_one_error_line(sort_cli({"--compression-level", "12", dir / "in", dir / "out.gz"}, dir),
+                          "--compression-level: compression level 12 is out of range for gz (0-9)");
+    expect_one_error_line(sort_cli({"--compression-level", "99", dir / "in", dir / "out"}, dir),
+                          "--compression-level: must be between 0 and 19 (OUTPUT is not compressed");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
     Result help = sort_cli({"--help"}, dir);
     EXPECT_EQ(help.status(), 0);
@@ -228,6 +238,10 @@ TEST(Tools, GenTakesASizeOrACount) {
         EXPECT_EQ(r.status(), 2) << r.err;
         EXPECT_EQ(r.err.rfind("gpusort-gen: ", 0), 0u) << r.err;
     }
+    EXPECT_EQ(run(GPUSORT_GEN_BIN, {"--count", "3", dir / "x", dir / "y"}).err,
+              "gpusort-gen: too many operands: expected one OUTPUT (see --help)\n");
+    EXPECT_EQ(run(GPUSORT_CHECK_BIN, {dir / "x", dir / "y"}).err,
+              "gpusort-check: too many operands: expected one FILE (see --help)\n");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"by-size", "by-count", "records"}));
 }
 

@@ -46,7 +46,11 @@ int main(int argc, char** argv) {
     positional.add("file", 1);
     try {
         po::variables_map vm;
-        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        try {
+            po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        } catch (const po::too_many_positional_options_error&) {
+            throw std::invalid_argument("too many operands: expected one FILE (see --help)");
+        }
         po::notify(vm);
         if (vm.count("help")) {
             std::cout << visible;

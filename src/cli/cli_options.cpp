@@ -87,10 +87,12 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         // get a message of ours.
         auto has_percent = [](const std::string& word) { return word.find('%') != std::string::npos; };
         if (std::any_of(args.begin(), args.end(), has_percent))
-            throw std::invalid_argument("malformed option '" + e.get_option_name() + "' or its value");
-        throw std::invalid_argument(e.what());
+            throw std::invalid_argument("malformed option '" + e.get_option_name() + "' or its value (see --help)");
+        throw std::invalid_argument(std::string(e.what()) + " (see --help)");
+    } catch (const po::too_many_positional_options_error&) {
+        throw std::invalid_argument("too many operands: expected INPUT and OUTPUT (see --help)");
     } catch (const po::error& e) {
-        throw std::invalid_argument(e.what());
+        throw std::invalid_argument(std::string(e.what()) + " (see --help)");
     }
 
     CliCommand command;
@@ -157,11 +159,13 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     sort.output_compression = compression("output-compression");
     if (vm.count("compression-level")) {
         sort.compression_level = vm["compression-level"].as<int>();
-        if (sort.compression_level < 0 || sort.compression_level > 19)
-            throw std::invalid_argument("--compression-level: must be between 0 and 19 (gz: 0-9, bz2: 1-9, xz: 0-9, zst: 1-19)");
+        // The range of the format in use; an uncompressed OUTPUT takes any level a format has.
+        const Compression format = sort.output_compression.value_or(compression_of(sort.output));
+        if (format == Compression::none && (sort.compression_level < 0 || sort.compression_level > 19))
+            throw std::invalid_argument("--compression-level: must be between 0 and 19 (OUTPUT is not compressed, "
+                                        "so the level has no effect)");
         try {
-            io::StreamWriter::check_level(sort.output_compression.value_or(compression_of(sort.output)),
-                                          sort.compression_level);
+            io::StreamWriter::check_level(format, sort.compression_level);
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(std::string("--compression-level: ") + e.what());
         }
