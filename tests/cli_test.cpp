@@ -173,9 +173,16 @@ TEST(Cli, BadCommandLines) {
     expect_one_error_line(sort_cli({"--compression-level", "99", dir / "in", dir / "out"}, dir),
                           "--compression-level: must be between 0 and 19 (OUTPUT is not compressed");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+    // --help: the options, "-" for stdin and stdout, the exit statuses and examples, for each program.
+    for (const std::string& program : {GPUSORT_FILE_BIN, GPUSORT_GEN_BIN, GPUSORT_CHECK_BIN}) {
+        Result help = run(program, {"--help"});
+        EXPECT_EQ(help.status(), 0) << program;
+        for (const char* part : {"Usage: ", "--help", "Exit status: 0 ", "; 2 a bad command line", "Examples:\n  gpusort-"})
+            EXPECT_NE(help.out.find(part), std::string::npos) << program << " --help lacks '" << part << "':\n" << help.out;
+    }
     Result help = sort_cli({"--help"}, dir);
-    EXPECT_EQ(help.status(), 0);
     EXPECT_NE(help.out.find("--memory"), std::string::npos);
+    EXPECT_NE(help.out.find("INPUT and OUTPUT may be - for standard input and output"), std::string::npos);
 }
 
 TEST(Tools, GenIsDeterministicPerSeed) {

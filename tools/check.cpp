@@ -35,7 +35,10 @@ void read_records(const std::string& path, RecordVerifier& verifier) {
 int main(int argc, char** argv) {
     po::options_description visible(
         "Usage: gpusort-check [--type T | --key SPEC... | --format gensort] [--record-size N] [--descending]\n"
-        "                     [--input ORIGINAL] FILE\nOptions");
+        "                     [--input ORIGINAL] FILE\n"
+        "Checks that FILE is in order and, with --input, holds exactly the records of ORIGINAL. Names ending in\n"
+        ".gz, .bz2, .xz or .zst are read decompressed.\n"
+        "\nOptions");
     add_key_options(visible);
     visible.add_options()
         ("input", po::value<std::string>(), "ORIGINAL: FILE must hold exactly its records")
@@ -53,7 +56,11 @@ int main(int argc, char** argv) {
         }
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << visible;
+            std::cout << visible
+                      << "\nExit status: 0 in order (and the same records); 1 not (the first record out of order, or\n"
+                         "what differs, is printed); 2 a bad command line or a file that cannot be read.\n"
+                         "\nExamples:\n"
+                         "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n";
             return 0;
         }
         if (!vm.count("file")) throw std::invalid_argument("expected FILE");

@@ -110,11 +110,9 @@ void write_output(const gen::DataSpec& spec, const std::string& output) {
 
 int main(int argc, char** argv) {
     po::options_description visible(
-        "Usage: gpusort-gen [--type T | --format gensort|gensort-text] (--count N | --size BYTES) [--dist D] [--seed S]\n"
-        "                   [--special] OUTPUT\n"
+        "Usage: gpusort-gen [--type T | --format gensort|gensort-text] (--count N | --size BYTES) [OPTIONS] OUTPUT\n"
         "Writes test data to OUTPUT (- for standard output). A file appears at OUTPUT only once it is complete.\n"
-        "Exit status: 0 written, 1 an error while writing (such as a full disk), 2 a bad command line.\n"
-        "Example: gpusort-gen --type u64 --size 1G keys.bin\nOptions");
+        "\nOptions");
     visible.add_options()
         ("type", po::value<std::string>()->default_value("u64"), "key type: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
         ("format", po::value<std::string>(),
@@ -144,7 +142,11 @@ int main(int argc, char** argv) {
         }
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << visible;
+            std::cout << visible
+                      << "\nExit status: 0 written; 1 an error while writing (such as a full disk); 2 a bad command line.\n"
+                         "\nExamples:\n"
+                         "  gpusort-gen --size 1G keys.bin                        1 GiB of random u64 keys\n"
+                         "  gpusort-gen --format gensort --count 10M records.dat  10M Sort Benchmark records\n";
             return 0;
         }
         if (!vm.count("output")) throw std::invalid_argument("expected OUTPUT (a file, or - for standard output)");

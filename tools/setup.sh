@@ -6,7 +6,7 @@
 # `tools/setup.sh fuzz` also installs clang with its libFuzzer and sanitizer runtimes (tools/fuzz.sh).
 set -euo pipefail
 packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev liblzma-dev libtbb-dev
-          libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd)
+          libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd help2man)
 if [ "${1:-}" = fuzz ]; then
   packages+=(clang libclang-rt-dev)
 fi

@@ -98,7 +98,16 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     CliCommand command;
     if (vm.count("help")) {
         std::ostringstream text;
-        text << visible;
+        text << visible
+             << "\nINPUT and OUTPUT may be - for standard input and output. A name ending in .gz, .bz2, .xz or .zst\n"
+                "is read or written compressed. A file appears at OUTPUT only once it is complete.\n"
+                "\nExit status: 0 sorted (or --help, --version, --plan shown); 1 the sort failed (OUTPUT was not\n"
+                "created, an existing OUTPUT is unchanged); 2 a bad command line.\n"
+                "\nExamples:\n"
+                "  gpusort-file keys.bin sorted.bin                        u64 keys, ascending\n"
+                "  gpusort-file --type f32 --descending in.f32 out.f32     floats, largest first\n"
+                "  gpusort-file --format gensort --memory 8G in out        Sort Benchmark records, 8 GiB of memory\n"
+                "  zstd -dc dump.zst | gpusort-file --key 8:u32 --record-size 16 - sorted.zst\n";
         command.action = CliCommand::Action::help;
         command.help_text = text.str();
         return command;

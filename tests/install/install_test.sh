@@ -11,6 +11,13 @@ mkdir -p "$work/data"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 for program in gpusort-file gpusort-gen gpusort-check; do
   test -x "$work/prefix/bin/$program" || { echo "install_test: bin/$program was not installed"; exit 1; }
+  # The manual page, where help2man made one: its options and exit statuses come from --help.
+  if command -v help2man > /dev/null; then
+    page="$work/prefix/share/man/man1/$program.1"
+    test -f "$page" || { echo "install_test: share/man/man1/$program.1 was not installed"; exit 1; }
+    grep -q "^\.SH OPTIONS" "$page" && grep -qi "exit status" "$page" ||
+      { echo "install_test: $page lacks the options or the exit statuses"; exit 1; }
+  fi
 done
 cmake -S "$source/tests/install/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
