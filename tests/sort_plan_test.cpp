@@ -66,7 +66,7 @@ Budgets budgets(std::uint64_t memory, unsigned threads) {
 
 TEST(SortPlan, FitsInMemoryMeansOneRun) {
     SortPlan plan = plan_cpu(1000, 8, budgets(64 << 20, 4));
-    EXPECT_TRUE(plan.in_memory);
+    EXPECT_TRUE(plan.one_chunk);
     EXPECT_EQ(plan.run_records, 1000u);
     EXPECT_EQ(plan.runs, 1u);
     EXPECT_EQ(plan.merge_passes, 0u);
@@ -75,7 +75,7 @@ TEST(SortPlan, FitsInMemoryMeansOneRun) {
 TEST(SortPlan, LargeInputIsCutIntoRunsThatFitTwiceInTheBudget) {
     const std::uint64_t budget = 64 << 20;
     SortPlan plan = plan_cpu(100'000'000, 8, budgets(budget, 4));
-    EXPECT_FALSE(plan.in_memory);
+    EXPECT_FALSE(plan.one_chunk);
     EXPECT_GT(plan.run_records, 0u);
     EXPECT_LE(2 * plan.run_records * 8, budget);
     EXPECT_EQ(plan.runs, (plan.records + plan.run_records - 1) / plan.run_records);
@@ -110,11 +110,11 @@ TEST(SortPlan, RunsFollowTheSortersCapacity) {
                                },
                                DeviceCapacity{"test GPU", 8 * kGiB, 64 * kMiB}};
     SortPlan plan = plan_sort(file_of(10'000'000), budgets(kGiB, 4), device);
-    EXPECT_FALSE(plan.in_memory);
+    EXPECT_FALSE(plan.one_chunk);
     EXPECT_EQ(plan.run_records, 400'000u);
     EXPECT_EQ(plan.runs, 25u);
     SortPlan fits = plan_sort(file_of(900'000), budgets(kGiB, 4), device);
-    EXPECT_TRUE(fits.in_memory);
+    EXPECT_TRUE(fits.one_chunk);
     const ChunkCapacity none{[](std::size_t, const ChunkMemory&) -> std::uint64_t { return 0; }, std::nullopt};
     EXPECT_THROW(plan_sort(file_of(10'000'000), budgets(kGiB, 4), none), std::invalid_argument);
 }
@@ -156,7 +156,7 @@ TEST(SortPlan, EveryPlannedBufferStaysWithinTheBudget) {
                             EXPECT_LE(plan.host.peak(), memory + beyond) << what;
                             EXPECT_LE(plan.verify_block_bytes + plan.reader.memory(), memory) << what;
                             EXPECT_EQ(plan.host.writer, plan.writer.memory()) << what;
-                            if (plan.in_memory || plan.merge_on_device) continue;
+                            if (plan.one_chunk || plan.merge_on_device) continue;
                             EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1 + plan.extra_buffers) *
                                           plan.merge_buffer_bytes(plan.fan_in),
                                       plan.merge_memory)
@@ -213,7 +213,7 @@ TEST(SortPlan, AStreamIsReadIntoTwoChunkBuffersBesideTheSorter) {
     const std::uint64_t memory = 64 * kMiB;
     const SortPlan plan = plan_sort(stream_of(), budgets(memory, 2), cpu_capacity(8));
     EXPECT_FALSE(plan.size_known);
-    EXPECT_FALSE(plan.in_memory);
+    EXPECT_FALSE(plan.one_chunk);
     EXPECT_EQ(plan.runs, 0u);
     EXPECT_EQ(plan.stream_chunk_bytes, plan.run_records * 8);
     EXPECT_EQ(plan.host.stream_chunks, 2 * plan.stream_chunk_bytes);

@@ -162,7 +162,7 @@ struct SortPlan {
     // Chunks and runs.
     // The whole input is sorted as one chunk: no runs, no merge (a stream: when it holds at most
     // one_chunk_records records, which only its end tells).
-    bool in_memory = true;
+    bool one_chunk = true;
     std::uint64_t one_chunk_records = 0;  // the largest input sorted as one chunk
     std::uint64_t run_records = 0;        // records per chunk, and so per run (two are sorted at once)
     std::uint64_t runs = 0;               // runs formed (0 when the size is not known)
@@ -170,7 +170,7 @@ struct SortPlan {
     std::uint64_t stream_chunk_bytes = 0; // each of the two buffers a streamed input is read into
     // The runs are kept in host memory rather than spilled to --tmp-dir (possible when the chunks
     // themselves take no host memory and the data fit in half the budget).
-    bool runs_in_memory = false;
+    bool runs_kept_in_memory = false;
     // Every sample_stride-th record of each run is kept in memory to guide the merge's splitting;
     // the samples of all runs take at most sample_memory (a stream's runs double their stride when
     // more would).

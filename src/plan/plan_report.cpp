@@ -76,7 +76,7 @@ std::string plan_text(const SortPlan& p) {
         out << "device:       none (chunks are sorted on the CPU)\n";
 
     out << "chunks:       ";
-    if (p.size_known && p.in_memory) {
+    if (p.size_known && p.one_chunk) {
         out << "one chunk of " << count_text(p.records, "record", "records") << ", no runs, no merge\n";
     } else {
         if (!p.size_known)
@@ -85,7 +85,7 @@ std::string plan_text(const SortPlan& p) {
         out << "runs of " << count_text(p.run_records, "record", "records") << " ("
             << size_text(p.run_records * p.entry_bytes) << " each), two formed at once";
         if (p.size_known) out << ": " << count_text(p.runs, "run", "runs");
-        if (p.runs_in_memory)
+        if (p.runs_kept_in_memory)
             out << ", kept in host memory\n";
         else if (p.spill_direct())
             out << ", spilled to disk with direct I/O in pieces of " << size_text(p.direct_io_piece) << " (bounce buffers "
@@ -120,7 +120,7 @@ std::string plan_text(const SortPlan& p) {
         << parts_text({{"sorter", h.sorter}, {"pinned staging", h.staging}, {"stream chunks", h.stream_chunks},
                        {"reader", h.reader}, {"writer", h.writer}, {"samples", h.samples}, {"runs", h.runs}})
         << ")";
-    if (!p.in_memory || !p.size_known)
+    if (!p.one_chunk || !p.size_known)
         out << ", while merging " << size_text(h.merging()) << " ("
             << parts_text({{"merge buffers", h.merge_buffers}, {"slices", h.in_order_slices},
                            {"pinned staging", h.staging}, {"reader", h.reader}, {"writer", h.writer},
@@ -152,11 +152,11 @@ std::string plan_json(const SortPlan& p, int indent) {
         << pad << "\"size_known\": " << flag(p.size_known) << ", \"records\": " << p.records
         << ", \"record_size\": " << p.record_size << ", \"entry_bytes\": " << p.entry_bytes
         << ", \"output_streamed\": " << flag(p.output_streamed) << ",\n"
-        << pad << "\"in_memory\": " << flag(p.in_memory) << ", \"one_chunk_records\": " << p.one_chunk_records
+        << pad << "\"one_chunk\": " << flag(p.one_chunk) << ", \"one_chunk_records\": " << p.one_chunk_records
         << ", \"run_records\": " << p.run_records << ", \"runs\": " << p.runs << ",\n"
         << pad << "\"chunk_memory\": {\"host\": " << p.chunk_memory.host_bytes << ", \"device\": " << p.chunk_memory.device_bytes
         << ", \"staging\": " << p.chunk_memory.staging_bytes << "},\n"
-        << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_in_memory\": " << flag(p.runs_in_memory)
+        << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_kept_in_memory\": " << flag(p.runs_kept_in_memory)
         << ", \"spill_direct\": " << flag(p.spill_direct()) << ", \"direct_io_piece\": " << p.direct_io_piece
         << ", \"sample_stride\": " << p.sample_stride << ", \"sample_memory\": " << p.sample_memory << ",\n"
         << pad << "\"merge_on_device\": " << flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots

@@ -321,8 +321,8 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
     const std::uint64_t sample_budget = std::max<std::uint64_t>(host / 32, entry);
     if (plan.size_known) {
         plan.one_chunk_records = limited(capacity.records(1, plan.chunk_memory));
-        plan.in_memory = plan.records <= plan.one_chunk_records;
-        if (plan.in_memory) {
+        plan.one_chunk = plan.records <= plan.one_chunk_records;
+        if (plan.one_chunk) {
             plan.run_records = plan.records;
             plan.runs = plan.records > 0 ? 1 : 0;
             if (plan.device) plan.device->slots = 1;
@@ -333,7 +333,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
                 throw std::invalid_argument(
                     "the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
             plan.runs = ceil_div(plan.records, plan.run_records);
-            plan.runs_in_memory = plan.device && plan.records * entry <= host / 2;
+            plan.runs_kept_in_memory = plan.device && plan.records * entry <= host / 2;
             // Samples of all runs take at most 1/32 of the memory (and one record in 1024 at most).
             plan.sample_stride = round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(plan.records * entry, sample_budget)));
             plan.sample_memory = (plan.records / plan.sample_stride + 1) * entry;
@@ -347,7 +347,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
             limited(std::min(capacity.records(2, plan.chunk_memory), buffers / 2 / input.record_size));
         if (chunk == 0)
             throw std::invalid_argument("the memory budget holds no record of a streamed input; give more --memory");
-        plan.in_memory = false;
+        plan.one_chunk = false;
         plan.one_chunk_records = std::min(capacity.records(1, plan.chunk_memory), 2 * chunk);
         plan.run_records = chunk;
         plan.stream_chunk_bytes = chunk * input.record_size;
@@ -359,9 +359,9 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         plan.sample_memory = sample_budget;
     }
     plan.host.samples = plan.sample_memory;
-    plan.host.runs = plan.runs_in_memory ? plan.records * entry : 0;
+    plan.host.runs = plan.runs_kept_in_memory ? plan.records * entry : 0;
 
-    if (!plan.in_memory) {
+    if (!plan.one_chunk) {
         plan.merge_on_device = plan.device && capacity.sorts_slices;
         if (plan.merge_on_device) {
             // The GPU merges by sorting exact slices of all runs, in one pass (in order, one slice
@@ -380,7 +380,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
     if (input.spill_io == SpillIo::direct && !input.direct_io_possible)
         throw std::invalid_argument("--spill-io direct: the file system of '" + input.tmp_dir +
                                     "' (--tmp-dir) does not do direct I/O");
-    const bool spills = !plan.in_memory && !plan.runs_in_memory;
+    const bool spills = !plan.one_chunk && !plan.runs_kept_in_memory;
     bool direct = spills && input.spill_io == SpillIo::direct;
     if (spills && input.spill_io == SpillIo::automatic && input.direct_io_possible && plan.size_known &&
         input.page_cache_bytes) {
@@ -403,7 +403,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         if (!input.output_streamed && !input.output_folder.empty())
             plan.disk.push_back(
                 {input.output_folder, plan.records * input.record_size, "the output '" + input.output_name + "'"});
-        if (!plan.in_memory && !plan.runs_in_memory)
+        if (!plan.one_chunk && !plan.runs_kept_in_memory)
             plan.disk.push_back({input.tmp_dir, plan.records * entry * (plan.merge_passes > 1 ? 2 : 1), "sorted runs"});
     }
     return plan;

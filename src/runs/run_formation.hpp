@@ -2,7 +2,7 @@
 // each (two at once, in its two slots, so one chunk is read while the other is sorted and
 // written) and its sorted entries (normalised keys, each followed by its record when records
 // are sorted: plan.entry_bytes bytes per entry) become a run: in one spill file, or in one host
-// buffer when plan.runs_in_memory. Every sample_stride-th key of each run is kept in memory.
+// buffer when plan.runs_kept_in_memory. Every sample_stride-th key of each run is kept in memory.
 // form_runs reads a file of known size at any offsets; form_runs_from_stream reads a stream of
 // unknown size front to back into two host buffers, one chunk after the other, and spills each
 // run as it comes, thinning the samples out as the stream grows to keep them within the plan's.
@@ -42,7 +42,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
     // Runs and their sample arrays are laid out before the first chunk is read.
     std::shared_ptr<io::File> spill;
     std::shared_ptr<io::HostBuffer> memory;
-    if (plan.runs_in_memory) {
+    if (plan.runs_kept_in_memory) {
         memory = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
     } else {
         spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));

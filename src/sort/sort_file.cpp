@@ -262,7 +262,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     SortReport& report = job.report;
     const SortPlan& plan = job.planned.plan;
     report.runs = runs.size();
-    report.bytes_spilled = plan.runs_in_memory ? 0 : records * plan.entry_bytes;
+    report.bytes_spilled = plan.runs_kept_in_memory ? 0 : records * plan.entry_bytes;
     ScopedPhase phase(report.times.merge);
     if (plan.merge_on_device) {
         // The GPU merges by sorting exact slices of all runs (plain keys only).
@@ -371,7 +371,7 @@ void sort_known_size(SortJob& job) {
     const SortOutput& output = job.target.open(report.bytes);
     job.phase(ProgressPhase::sorting, report.bytes);
     auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
-    if (plan.in_memory) {
+    if (plan.one_chunk) {
         sort_as_one_chunk(job, plan.records, [&](std::uint64_t first, std::span<std::byte> bytes) { read(first * planned.width, bytes); },
                           output);
         return;
