@@ -1,31 +1,40 @@
 // gpusort-check: exits 0 when FILE is in order (and, with --input, holds exactly the records of
 // ORIGINAL: same count and the same order-independent checksum); otherwise prints the index of
 // the first record out of order, or what differs, and exits 1. Exit 2: bad usage or I/O error.
-// FILE and ORIGINAL are read decompressed when their names end in .gz, .bz2, .xz or .zst.
+// FILE and ORIGINAL are read decompressed when their names end in .gz, .bz2, .xz or .zst; "-" is
+// standard input, and a pipe or device is read front to back.
 #include "io/file.hpp"
+#include "io/io_error.hpp"
 #include "gpusort/compression.hpp"
 #include "gpusort/key_spec.hpp"
 #include "src/cli/key_options.hpp"
 #include "src/verify/file_verifier.hpp"
 
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 namespace po = boost::program_options;
 using namespace gpusort;
 
 namespace {
 
+// A file's name as messages show it.
+std::string shown(const std::string& path) { return path == "-" ? "standard input" : "'" + path + "'"; }
+
 // Reads the records of the file at `path` (decompressed by its name's ending) into `verifier`;
 // a file that does not hold whole records is an error.
 void read_records(const std::string& path, RecordVerifier& verifier) {
-    const io::File file = io::File::open_read(path);
-    const Compression compression = compression_of(path);
-    const std::uint64_t bytes = verify_file({file, path, compression}, verifier);
+    const bool standard_input = path == "-";
+    const io::File file = standard_input ? io::File(::dup(STDIN_FILENO), "standard input") : io::File::open_read(path);
+    if (!file.is_open()) io::throw_errno("cannot read", "standard input", errno);
+    const Compression compression = standard_input ? Compression::none : compression_of(path);
+    const std::uint64_t bytes = verify_file({file, file.path(), compression}, verifier);
     if (bytes % verifier.record_size() != 0)
-        throw std::runtime_error("'" + path + "' is " + std::to_string(bytes) + " bytes long" +
+        throw std::runtime_error(shown(path) + " is " + std::to_string(bytes) + " bytes long" +
                                  (compression == Compression::none ? "" : " decompressed") +
                                  ", not a multiple of the record size " + std::to_string(verifier.record_size()));
 }
@@ -37,7 +46,7 @@ int main(int argc, char** argv) {
         "Usage: gpusort-check [--type T | --key SPEC... | --format gensort] [--record-size N] [--descending]\n"
         "                     [--input ORIGINAL] FILE\n"
         "Checks that FILE is in order and, with --input, holds exactly the records of ORIGINAL. Names ending in\n"
-        ".gz, .bz2, .xz or .zst are read decompressed.\n"
+        ".gz, .bz2, .xz or .zst are read decompressed; - is standard input, read as it is.\n"
         "\nOptions");
     add_key_options(visible);
     visible.add_options()
@@ -71,7 +80,7 @@ int main(int argc, char** argv) {
         RecordVerifier sorted(spec, false);
         read_records(path, sorted);
         if (const auto first_bad = sorted.first_out_of_order()) {
-            std::cout << "gpusort-check: '" << path << "' is not in order: record " << *first_bad
+            std::cout << "gpusort-check: " << shown(path) << " is not in order: record " << *first_bad
                       << " (counted from 0; at byte " << *first_bad * record_size
                       << ") is smaller than the one before it\n";
             return 1;
@@ -81,13 +90,13 @@ int main(int argc, char** argv) {
             RecordVerifier original_records(record_size);
             read_records(original, original_records);
             if (original_records.records() != sorted.records()) {
-                std::cout << "gpusort-check: '" << path << "' has " << sorted.records() << " records, '" << original
-                          << "' has " << original_records.records() << "\n";
+                std::cout << "gpusort-check: " << shown(path) << " has " << sorted.records() << " records, "
+                          << shown(original) << " has " << original_records.records() << "\n";
                 return 1;
             }
             if (!(original_records.checksum() == sorted.checksum())) {
-                std::cout << "gpusort-check: '" << path << "' does not hold the same records as '" << original
-                          << "' (checksums differ)\n";
+                std::cout << "gpusort-check: " << shown(path) << " does not hold the same records as " << shown(original)
+                          << " (checksums differ)\n";
                 return 1;
             }
         }

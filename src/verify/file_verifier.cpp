@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpusort {
@@ -39,7 +40,10 @@ std::uint64_t verify_file(const VerifiedFile& source, RecordVerifier& verifier, 
         verifier.add(std::span(data, n));
         if (progress) progress->add(n);
     };
-    if (source.compression == Compression::none) {
+    struct stat st {};
+    if (::fstat(source.file.fd(), &st) != 0) io::throw_errno("cannot read", source.name, errno);
+    const bool regular = S_ISREG(st.st_mode);  // else a pipe or device: read front to back
+    if (source.compression == Compression::none && regular) {
         const std::uint64_t size = source.file.size();
         const std::uint64_t whole = size - size % record;
         block_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(block_bytes, std::max<std::uint64_t>(whole, record)));
@@ -54,7 +58,7 @@ std::uint64_t verify_file(const VerifiedFile& source, RecordVerifier& verifier, 
     const int fd = ::dup(source.file.fd());
     if (fd < 0) io::throw_errno("cannot read", source.name, errno);
     const io::File second(fd, source.name);  // closes it
-    if (io::sys::lseek(fd, 0, SEEK_SET) != 0) io::throw_errno("cannot read", source.name, errno);
+    if (regular && io::sys::lseek(fd, 0, SEEK_SET) != 0) io::throw_errno("cannot read", source.name, errno);
     io::StreamReader reader(fd, source.name, source.compression, source.queue);
     io::HostBuffer block(block_bytes);
     std::uint64_t bytes = 0;

@@ -58,9 +58,9 @@ struct VerifiedFile {
 };
 
 // Reads the whole file, decompressed, and adds its whole records to `verifier`; counts the
-// (decompressed) bytes in `progress` when set. A plain file is read at offsets by several
-// threads; a compressed one from its start through a second descriptor (which moves the file's
-// offset), on a thread of its own. Returns the bytes the file holds: more than the records
+// (decompressed) bytes in `progress` when set. A plain regular file is read at offsets by several
+// threads; a compressed one from its start, and a pipe or device from where it is, through a second
+// descriptor (which moves the file's offset), on a thread of its own. Returns the bytes the file holds: more than the records
 // added when it ends in the middle of a record (that part is not added). Throws io::IoError
 // when reading fails or the compressed data are corrupt.
 std::uint64_t verify_file(const VerifiedFile& source, RecordVerifier& verifier, ProgressCounters* progress = nullptr);
