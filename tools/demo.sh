@@ -18,3 +18,6 @@ build/tools/gpusort-check --format gensort --input demo/records.bin demo/records
 time cat demo/records.bin | build/src/gpusort-file --memory 64M --format gensort --verify - demo/records-sorted.bin.zst
 zstd -dc demo/records-sorted.bin.zst | cmp - demo/records-sorted.bin
 ls -l demo/records.bin demo/records-sorted.bin.zst
+# Every step above stops the script if it fails, so reaching here means every check passed.
+echo "demo: all checks passed: 1 GiB of u64 keys and 200 MB of gensort records sorted and checked;" \
+     "$(du -sh demo | cut -f1) in demo/ (rm -r demo removes it)"
