@@ -185,7 +185,7 @@ TEST(CheckToolPipes, ReadsStandardInputAndPipes) {
     auto piped = [&](const std::string& file, const std::string& check_args) {
         return run("/bin/sh", {"-c", "cat '" + file + "' | '" GPUSORT_CHECK_BIN "' --type u64 " + check_args});
     };
-    for (const std::string& name : {"-", "/dev/stdin"}) {
+    for (const std::string name : {"-", "/dev/stdin"}) {
         SCOPED_TRACE(name);
         Result r = piped(dir / "sorted", name);
         EXPECT_EQ(r.status(), 0) << r.out << r.err;

@@ -174,7 +174,7 @@ TEST(Cli, BadCommandLines) {
                           "--compression-level: must be between 0 and 19 (OUTPUT is not compressed");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
     // --help: the options, "-" for stdin and stdout, the exit statuses and examples, for each program.
-    for (const std::string& program : {GPUSORT_FILE_BIN, GPUSORT_GEN_BIN, GPUSORT_CHECK_BIN}) {
+    for (const std::string program : {GPUSORT_FILE_BIN, GPUSORT_GEN_BIN, GPUSORT_CHECK_BIN}) {
         Result help = run(program, {"--help"});
         EXPECT_EQ(help.status(), 0) << program;
         for (const char* part : {"Usage: ", "--help", "Exit status: 0 ", "; 2 a bad command line", "Examples:\n  gpusort-"})
