@@ -5,6 +5,7 @@
 #include "src/sorters/sort_thread_pool.hpp"
 #include "gpusort/sort_plan.hpp"
 #include "task_limit.hpp"
+#include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -87,9 +88,12 @@ int in_child_with_thread_limit(int more, int (*check)(int)) {
 // In the child: the pool keeps the threads that started, says why it has no more, and sorts.
 int pool_keeps_the_threads_that_start(int more) {
     int error = 0;
-    if (startable_threads(16, &error) != static_cast<unsigned>(more)) return 1;
+    const unsigned can = startable_threads(16, &error);
+    // ThreadSanitizer's runtime starts a thread of its own beside the first of ours, which may take
+    // one of those allowed; elsewhere exactly `more` start.
+    if (kThreadSanitizer ? can > static_cast<unsigned>(more) : can != static_cast<unsigned>(more)) return 1;
     if (error != EAGAIN) return 2;
-    const int threads = std::min(more, 7) + 1;
+    const int threads = std::min(static_cast<int>(can), 7) + 1;
     {
         SortThreadPool pool(8);
         if (pool.numThreads() != threads) return 3;
