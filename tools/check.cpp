@@ -22,9 +22,6 @@ using namespace gpusort;
 
 namespace {
 
-// A file's name as messages show it.
-std::string shown(const std::string& path) { return path == "-" ? "standard input" : "'" + path + "'"; }
-
 // Reads the records of the file at `path` (decompressed by its name's ending) into `verifier`;
 // a file that does not hold whole records is an error.
 void read_records(const std::string& path, RecordVerifier& verifier) {
@@ -34,7 +31,7 @@ void read_records(const std::string& path, RecordVerifier& verifier) {
     const Compression compression = standard_input ? Compression::none : compression_of(path);
     const std::uint64_t bytes = verify_file({file, file.path(), compression}, verifier);
     if (bytes % verifier.record_size() != 0)
-        throw std::runtime_error(shown(path) + " is " + std::to_string(bytes) + " bytes long" +
+        throw std::runtime_error(io::input_shown(path) + " is " + std::to_string(bytes) + " bytes long" +
                                  (compression == Compression::none ? "" : " decompressed") +
                                  ", not a multiple of the record size " + std::to_string(verifier.record_size()));
 }
@@ -80,7 +77,7 @@ int main(int argc, char** argv) {
         RecordVerifier sorted(spec, false);
         read_records(path, sorted);
         if (const auto first_bad = sorted.first_out_of_order()) {
-            std::cout << "gpusort-check: " << shown(path) << " is not in order: record " << *first_bad
+            std::cout << "gpusort-check: " << io::input_shown(path) << " is not in order: record " << *first_bad
                       << " (counted from 0; at byte " << *first_bad * record_size
                       << ") is smaller than the one before it\n";
             return 1;
@@ -90,12 +87,12 @@ int main(int argc, char** argv) {
             RecordVerifier original_records(record_size);
             read_records(original, original_records);
             if (original_records.records() != sorted.records()) {
-                std::cout << "gpusort-check: " << shown(path) << " has " << sorted.records() << " records, "
-                          << shown(original) << " has " << original_records.records() << "\n";
+                std::cout << "gpusort-check: " << io::input_shown(path) << " has " << sorted.records() << " records, "
+                          << io::input_shown(original) << " has " << original_records.records() << "\n";
                 return 1;
             }
             if (!(original_records.checksum() == sorted.checksum())) {
-                std::cout << "gpusort-check: " << shown(path) << " does not hold the same records as " << shown(original)
+                std::cout << "gpusort-check: " << io::input_shown(path) << " does not hold the same records as " << io::input_shown(original)
                           << " (checksums differ)\n";
                 return 1;
             }

@@ -2,6 +2,7 @@
 // failure ends in one line on stderr that starts with "gpusort-file: " and a non-zero exit status
 // (2: bad command line, 1: failed sort); SIGINT, SIGTERM and SIGHUP end it by that signal, after
 // removing any named temp file.
+#include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
 #include "src/cli/progress_line.hpp"
@@ -63,9 +64,6 @@ int main(int argc, char** argv) {
             if (command.sort.notice) command.sort.notice(std::string("no progress line: ") + e.what());
         }
     }
-    auto input_name = [&] {
-        return command.sort.input == "-" ? std::string("standard input") : "'" + command.sort.input + "'";
-    };
     try {
         if (command.action == CliCommand::Action::plan) {
             // What the sort would take, on stdout (as JSON with --stats -, also into a --stats FILE).
@@ -87,12 +85,12 @@ int main(int argc, char** argv) {
         }
     } catch (const std::bad_alloc&) {
         progress.reset();
-        std::cerr << "gpusort-file: cannot sort " << input_name() << ": out of memory (try a smaller --memory)\n";
+        std::cerr << "gpusort-file: cannot sort " << io::input_shown(command.sort.input) << ": out of memory (try a smaller --memory)\n";
         return 1;
     } catch (const std::system_error& e) {
         // A thread that could not be started (a limit on processes or on memory).
         progress.reset();
-        std::cerr << "gpusort-file: cannot sort " << input_name() << ": " << e.what()
+        std::cerr << "gpusort-file: cannot sort " << io::input_shown(command.sort.input) << ": " << e.what()
                   << " (try a smaller --threads or --memory)\n";
         return 1;
     } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
+#include "io/io_error.hpp"
 #include "io/temp_file.hpp"
 #include "src/sorters/make_chunk_sorter.hpp"
 #include "src/keys/key_dispatch.hpp"
@@ -111,11 +112,6 @@ KeySpec PlannedSort::key_of(const SortOptions& options) {
     return spec;
 }
 
-// "'IN'", or "standard input".
-std::string input_text(const SortOptions& options) {
-    return options.input == "-" ? "standard input" : "'" + options.input + "'";
-}
-
 Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_limited) {
     Budgets budgets;
     budgets.memory_bytes = options.memory_bytes.value_or(default_memory_budget());
@@ -128,7 +124,7 @@ Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_
     const unsigned startable = startable_threads(threads_started_by(budgets.threads), &error);
     if (startable < threads_started_by(budgets.threads)) {
         if (startable == 0)
-            throw SortError("cannot sort " + input_text(options) + ": no thread can be started (" +
+            throw SortError("cannot sort " + io::input_shown(options.input) + ": no thread can be started (" +
                             std::strerror(error) + "): the limit on processes (ulimit -u) or tasks is reached");
         unsigned fewer = 1;
         while (threads_started_by(fewer + 1) <= startable) ++fewer;
@@ -148,7 +144,7 @@ Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_
         const std::uint64_t room = *address_space > overhead ? *address_space - overhead : 0;
         if (!options.memory_bytes) budgets.memory_bytes = std::max(kMinMemoryBudget, std::min(budgets.memory_bytes, room));
         if (budgets.memory_bytes + overhead > *address_space)
-            throw SortError("cannot sort " + input_text(options) + ": out of memory under the address-space limit (ulimit -v): " +
+            throw SortError("cannot sort " + io::input_shown(options.input) + ": out of memory under the address-space limit (ulimit -v): " +
                             size_text(*address_space) + " are left, the --memory budget of " +
                             size_text(budgets.memory_bytes) + " and " + std::to_string(budgets.threads) +
                             " threads need " + size_text(budgets.memory_bytes + overhead) +
