@@ -100,28 +100,54 @@ TYPED_TEST(DeviceSortTest, FewTiles) {
 }
 
 // 2^p - 1, 2^p, 2^p + 1 for p = 0 .. 20: every tile boundary and every merge-pass boundary (tile
-// sizes are powers of two, and pass k merges runs of tile * 2^k).
-TYPED_TEST(DeviceSortTest, PowerOfTwoBoundaries) {
+// sizes are powers of two, and pass k merges runs of tile * 2^k). One test per distribution, so
+// that each fits compute-sanitizer's time.
+std::vector<std::size_t> power_of_two_boundaries() {
     std::vector<std::size_t> sizes;
     for (int p = 0; p <= 20; ++p) {
         const std::size_t power = std::size_t{1} << p;
         sizes.insert(sizes.end(), {power - 1, power, power + 1});
     }
-    sizes = unique_sorted(sizes);
-    this->check_sizes(sizes, Distribution::kUniform, 5);
-    this->check_sizes(sizes, Distribution::kFewDistinct, 6);
+    return unique_sorted(sizes);
 }
 
-// m * 2^p +- 1 for odd m: runs left unpaired at the end of a pass, and merge tiles cut inside pairs.
-TYPED_TEST(DeviceSortTest, MultipleOfTileBoundaries) {
+TYPED_TEST(DeviceSortTest, PowerOfTwoBoundariesUniform) {
+    this->check_sizes(power_of_two_boundaries(), Distribution::kUniform, 5);
+}
+
+TYPED_TEST(DeviceSortTest, PowerOfTwoBoundariesFewDistinct) {
+    this->check_sizes(power_of_two_boundaries(), Distribution::kFewDistinct, 6);
+}
+
+// m * 2^p +- 1 for odd m, from 2^9 up to 2^20: runs left unpaired at the end of a pass, and merge
+// tiles cut inside pairs. One test per m, so that each fits compute-sanitizer's time.
+std::vector<std::size_t> multiple_of_tile_boundaries(std::size_t m) {
     std::vector<std::size_t> sizes;
-    for (const std::size_t m : {3, 5, 7, 11, 13}) {
-        for (int p = 9; (m << p) + 1 <= kLargestSize; ++p) {
-            const std::size_t base = m << p;
-            sizes.insert(sizes.end(), {base - 1, base, base + 1});
-        }
+    for (int p = 9; (m << p) + 1 <= kLargestSize; ++p) {
+        const std::size_t base = m << p;
+        sizes.insert(sizes.end(), {base - 1, base, base + 1});
     }
-    this->check_sizes(unique_sorted(sizes), Distribution::kUniform, 7);
+    return sizes;
+}
+
+TYPED_TEST(DeviceSortTest, MultipleOfTileBoundaries3) {
+    this->check_sizes(multiple_of_tile_boundaries(3), Distribution::kUniform, 7);
+}
+
+TYPED_TEST(DeviceSortTest, MultipleOfTileBoundaries5) {
+    this->check_sizes(multiple_of_tile_boundaries(5), Distribution::kUniform, 7);
+}
+
+TYPED_TEST(DeviceSortTest, MultipleOfTileBoundaries7) {
+    this->check_sizes(multiple_of_tile_boundaries(7), Distribution::kUniform, 7);
+}
+
+TYPED_TEST(DeviceSortTest, MultipleOfTileBoundaries11) {
+    this->check_sizes(multiple_of_tile_boundaries(11), Distribution::kUniform, 7);
+}
+
+TYPED_TEST(DeviceSortTest, MultipleOfTileBoundaries13) {
+    this->check_sizes(multiple_of_tile_boundaries(13), Distribution::kUniform, 7);
 }
 
 // A dense geometric set of sizes from 1000 to 2^20 (about 20% apart, odd and even in turn).
