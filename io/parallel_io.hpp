@@ -6,6 +6,7 @@
 
 #include "io/file.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -14,6 +15,22 @@ namespace gpusort::io {
 
 // Bytes per block of one parallel transfer (the file's direct piece with direct I/O).
 inline constexpr std::size_t kParallelIoBlock = std::size_t{8} << 20;
+
+// The bytes of a large transfer between two counts of progress, on `threads` threads: each piece
+// is itself parallel (four blocks per thread keep them all busy), and a progress line moves as the
+// pieces go. 64 MiB at least.
+inline std::size_t progress_piece_bytes(unsigned threads) {
+    return std::max<std::size_t>(std::size_t{64} << 20, std::size_t{4} * threads * kParallelIoBlock);
+}
+
+// Calls f(offset, piece) for the consecutive pieces of `data`, in order: `piece_bytes` at most
+// (rounded down to whole `unit`s, a record or an entry, but at least one), so each piece is whole
+// units when `data` is.
+template <class Byte, class F>
+void for_each_piece(std::span<Byte> data, std::size_t unit, std::size_t piece_bytes, F&& f) {
+    const std::size_t piece = std::max<std::size_t>(1, piece_bytes / unit) * unit;
+    for (std::size_t at = 0; at < data.size(); at += piece) f(at, data.subspan(at, std::min(piece, data.size() - at)));
+}
 
 void read_parallel(const File& file, std::uint64_t offset, std::span<std::byte> data);
 void write_parallel(const File& file, std::uint64_t offset, std::span<const std::byte> data);

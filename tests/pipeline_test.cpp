@@ -11,6 +11,7 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <pty.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace gpusort;
 using namespace gpusort::testing;
@@ -319,6 +321,22 @@ TEST_F(Pipeline, RefusesToWriteRecordsToATerminal) {
     EXPECT_NE(seen.find("gpusort-file: refusing to write binary records to a terminal"), std::string::npos) << seen;
 }
 
+namespace {
+
+// The frames of a progress line as drawn: the text between each "\r" and its "\x1b[K" (the
+// terminal's own "\r" before a "\n" aside).
+std::vector<std::string> frames_of(std::string shown) {
+    for (std::size_t at = shown.find("\r\n"); at != std::string::npos; at = shown.find("\r\n", at)) shown.erase(at, 1);
+    std::vector<std::string> frames;
+    for (std::size_t at = shown.find('\r'); at != std::string::npos; at = shown.find('\r', at + 1)) {
+        const std::size_t end = shown.find("\x1b[K", at);
+        frames.push_back(shown.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1));
+    }
+    return frames;
+}
+
+}  // namespace
+
 TEST_F(Pipeline, ProgressLineIsDrawnOnATerminalByDefaultAndSilencedByQuiet) {
     // 160 MB in runs on one thread: long enough for several redraws.
     ASSERT_EQ(shell(kGen + " --count 20M --seed 2 " + quote(dir / "big"), dir).status, 0);
@@ -326,12 +344,30 @@ TEST_F(Pipeline, ProgressLineIsDrawnOnATerminalByDefaultAndSilencedByQuiet) {
     const std::string shown = run_on_terminal(
         {"--backend", "cpu", "--threads", "1", "--memory", "2M", dir / "big", dir / "out"}, status);
     ASSERT_EQ(status, 0) << shown;
-    EXPECT_GE(std::count(shown.begin(), shown.end(), '\r'), 2) << shown;
-    EXPECT_NE(shown.find("sorting"), std::string::npos) << shown;
-    EXPECT_NE(shown.find(" of "), std::string::npos) << shown;
-    EXPECT_NE(shown.find("MiB"), std::string::npos) << shown;
-    EXPECT_NE(shown.find("/s"), std::string::npos) << shown;
-    EXPECT_EQ(shown.back(), '\n') << shown;  // the line is ended when the sort is done
+    const std::vector<std::string> frames = frames_of(shown);
+    ASSERT_GE(frames.size(), 3u) << shown;
+    EXPECT_NE(shown.find("sorting   "), std::string::npos) << shown;
+    EXPECT_NE(shown.find(" of 160.00 MiB  "), std::string::npos) << shown;
+    EXPECT_NE(shown.find("MB/s"), std::string::npos) << shown;
+    EXPECT_NE(shown.find(" left"), std::string::npos) << shown;
+    // The phases come in the order the sort takes them, and no time left says 0:00.
+    const std::vector<std::string> order = {"starting", "reading", "sorting", "merging", "writing", "flushing", "verifying"};
+    std::size_t last = 0;
+    for (std::size_t f = 0; f + 1 < frames.size(); ++f) {
+        const std::string name = frames[f].substr(0, frames[f].find(' '));
+        const auto at = std::find(order.begin(), order.end(), name);
+        ASSERT_NE(at, order.end()) << frames[f];
+        const auto index = static_cast<std::size_t>(at - order.begin());
+        EXPECT_GE(index, last) << frames[f] << " after " << order[last];
+        last = index;
+        EXPECT_EQ(frames[f].find("0:00 left"), std::string::npos) << frames[f];
+    }
+    // It ends with one summary line in place of the progress.
+    EXPECT_EQ(frames.back().rfind("sorted 20971520 records (160.00 MiB) in ", 0), 0u) << frames.back();
+    EXPECT_NE(frames.back().find(" runs, "), std::string::npos) << frames.back();
+    EXPECT_NE(frames.back().find("merge pass"), std::string::npos) << frames.back();
+    EXPECT_NE(frames.back().find("; backend cpu (--backend cpu)"), std::string::npos) << frames.back();
+    EXPECT_EQ(shown.back(), '\n') << shown;
     EXPECT_EQ(std::count(shown.begin(), shown.end(), '\n'), 1) << shown;
 
     const std::string quiet = run_on_terminal({"--backend", "cpu", "--quiet", dir / "big", dir / "out"}, status);
@@ -342,7 +378,7 @@ TEST_F(Pipeline, ProgressLineIsDrawnOnATerminalByDefaultAndSilencedByQuiet) {
 TEST_F(Pipeline, ProgressOnRequestWhenStderrIsNotATerminal) {
     Result r = shell(kSort + " --backend cpu --progress " + quote(dir / "in") + " " + quote(dir / "out"), dir);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.err.find("done"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("\rsorted "), std::string::npos) << r.err;
     EXPECT_EQ(r.err.back(), '\n');
     // Without --progress, nothing (stderr is a file here).
     r = shell(kSort + " --backend cpu " + quote(dir / "in") + " " + quote(dir / "out"), dir);

@@ -1,5 +1,6 @@
-// The progress line: its text (units, percent, time left), the counters under concurrent updates,
-// the smoothed throughput, and ProgressLine redrawing into a pipe and ending with a newline.
+// The progress line: its text (units, percent, time left, phases timed only), the summary line,
+// the counters under concurrent updates, the smoothed throughput, and ProgressLine redrawing into
+// a pipe and ending with a newline or the summary.
 #include "src/cli/progress_line.hpp"
 #include "wait_bounds.hpp"
 
@@ -62,8 +63,54 @@ TEST(ProgressRender, KnownTotalShowsPercentThroughputAndTimeLeft) {
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::merging, 500'000, 10'000'000), 1000),
               "merging   488.28 KiB of 9.54 MiB  5%  1.00 kB/s  2:38:20 left");
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::writing, 0, 512), 100), "writing   0 B of 512 B  0%  100 B/s  0:06 left");
+    // Nothing left: no time left rather than "0:00 left"; a few bytes left: at least a second.
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::verifying, 3 * GiB, 3 * GiB), 2e9),
-              "verifying 3.00 GiB of 3.00 GiB  100%  2.00 GB/s  0:00 left");
+              "verifying 3.00 GiB of 3.00 GiB  100%  2.00 GB/s");
+    EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::writing, 3 * GiB - 1, 3 * GiB), 2e9),
+              "writing   3.00 GiB of 3.00 GiB  99%  2.00 GB/s  0:01 left");
+}
+
+TEST(ProgressRender, APhaseTimedOnlyShowsItsSizeAndTheTimeTaken) {
+    ProgressCounters::Snapshot s = snapshot_of(ProgressPhase::sorting, 0, 4 * GiB);
+    s.counted = false;
+    s.phase_seconds = 65.9;  // rounded down: the time it has taken
+    EXPECT_EQ(render_progress(s, 0), "sorting   4.00 GiB  1:05 elapsed");
+    s.phase = ProgressPhase::flushing;
+    s.total = 0;
+    s.phase_seconds = 0.4;
+    EXPECT_EQ(render_progress(s, 123), "flushing  0:00 elapsed");
+}
+
+TEST(ProgressSummary, SaysRecordsBytesTimeThroughputRunsPassesAndTheBackend) {
+    SortReport report;
+    report.records = report.output_records = 26214400;
+    report.bytes = 200 * MiB;
+    report.seconds = 2.15;
+    report.runs = 1;
+    report.backend = "cpu";
+    report.backend_reason = "no usable GPU: no CUDA-capable device is detected";
+    EXPECT_EQ(sort_summary(report),
+              "sorted 26214400 records (200.00 MiB) in 2.15 s, 97.54 MB/s; 1 run, no merge; "
+              "backend cpu (no usable GPU: no CUDA-capable device is detected)");
+    report.records = 1;
+    report.output_records = 1;
+    report.bytes = 8;
+    report.seconds = 0;
+    report.runs = 7;
+    report.merge_passes = 2;
+    report.backend = "NVIDIA H100 80GB HBM3";
+    report.backend_reason = "a GPU was found";
+    report.verified = true;
+    EXPECT_EQ(sort_summary(report),
+              "sorted 1 record (8 B) in 0.00 s; 7 runs, 2 merge passes; backend NVIDIA H100 80GB HBM3 (a GPU was "
+              "found); verified");
+    report.records = 1000;
+    report.output_records = 10;  // --unique
+    report.merge_passes = 1;
+    report.verified = false;
+    EXPECT_EQ(sort_summary(report),
+              "sorted 1000 records (8 B), 10 kept in 0.00 s; 7 runs, 1 merge pass; backend NVIDIA H100 80GB HBM3 (a GPU "
+              "was found)");
 }
 
 TEST(ProgressRender, UnknownTotalShowsBytesAndThroughputOnly) {
@@ -90,6 +137,8 @@ TEST(ProgressRender, NoTimeLeftWithoutThroughputOrWhenDone) {
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::sorting, MiB, 4 * MiB), 0), "sorting   1.00 MiB of 4.00 MiB  25%");
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::done, 4 * MiB, 4 * MiB), 2e6),
               "done      4.00 MiB of 4.00 MiB  100%  2.00 MB/s");
+    EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::merging, 4 * MiB, 4 * MiB), 2e6),
+              "merging   4.00 MiB of 4.00 MiB  100%  2.00 MB/s");
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::starting, 0, 4 * MiB), 0), "starting");
     EXPECT_EQ(render_progress(snapshot_of(ProgressPhase::done, 0, 0), 0), "done");
 }
@@ -180,6 +229,24 @@ TEST(ProgressLine, RedrawsInPlaceAndEndsTheLineOnDestruction) {
                   for (std::size_t at = text.find("\x1b[K"); at != std::string::npos; at = text.find("\x1b[K", at + 1)) ++n;
                   return n;
               }()));
+}
+
+TEST(ProgressLine, FinishEndsTheLineWithTheSummaryInPlaceOfTheLastState) {
+    Pipe pipe;
+    ProgressCounters counters;
+    counters.start_phase(ProgressPhase::writing, 1000);
+    counters.add(250);
+    ProgressLine line(counters, pipe.write_end, 10ms);
+    std::string text;
+    EXPECT_TRUE(gpusort::testing::wait_for([&] {
+        text += pipe.drain();
+        return text.find("writing   250 B of 1000 B  25%") != std::string::npos;
+    })) << text;
+    counters.start_phase(ProgressPhase::done, 0);
+    line.finish("sorted 125 records");
+    text += pipe.drain();
+    EXPECT_EQ(text.substr(text.rfind('\r')), "\rsorted 125 records\x1b[K\n");
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
 }
 
 TEST(ProgressLine, AFullNonBlockingPipeDropsFramesWithoutHanging) {

@@ -1,13 +1,20 @@
 // Progress of a sort: the phase it is in and the bytes done of the phase's total, counters that the
 // sort updates from any thread and that a display (gpusort-file --progress) reads.
+//
+// A phase is either counted (the sort adds the bytes it has done, piece by piece, and a display can
+// tell a rate and the time left) or timed only (work that gives no count on the way, such as the
+// sort of one chunk in memory or the flush of the output: a display can tell only how long it has
+// taken so far). A counted phase ends when its bytes are all done, so that 100% is not shown while
+// work of the phase is left.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 
 namespace gpusort {
 
-enum class ProgressPhase { starting, reading, sorting, merging, writing, verifying, done };
+enum class ProgressPhase { starting, reading, sorting, merging, writing, flushing, verifying, done };
 
 // The phase's name as the progress line shows it.
 const char* progress_phase_name(ProgressPhase phase);
@@ -19,18 +26,24 @@ class ProgressCounters {
 public:
     ProgressCounters();
 
+    enum class Counting { bytes, time_only };
     // Starts a phase of `total_bytes` (0: unknown, e.g. reading stdin) with nothing done yet.
-    void start_phase(ProgressPhase phase, std::uint64_t total_bytes);
+    void start_phase(ProgressPhase phase, std::uint64_t total_bytes, Counting counting = Counting::bytes);
     void add(std::uint64_t bytes);
 
     struct Snapshot {
         ProgressPhase phase = ProgressPhase::starting;
         std::uint64_t done = 0;
         std::uint64_t total = 0;  // 0: unknown
+        bool counted = true;      // false: a phase that is timed only
         double phase_seconds = 0;  // since the phase started
         std::uint64_t phase_number = 0;  // counts start_phase() calls, so a repeated phase is seen as new
     };
     Snapshot snapshot() const;
+
+    // Called by start_phase() with the phase that ends, as it ended (from the thread that starts
+    // the next one): lets a test follow every phase of a sort. Set it before the sort starts.
+    void set_phase_listener(std::function<void(const Snapshot& ended)> listener) { listener_ = std::move(listener); }
 
 private:
     static std::int64_t now_ns();
@@ -38,8 +51,10 @@ private:
     std::atomic<int> phase_;
     std::atomic<std::uint64_t> done_{0};
     std::atomic<std::uint64_t> total_{0};
+    std::atomic<bool> counted_{true};
     std::atomic<std::int64_t> phase_start_ns_;
     std::atomic<std::uint64_t> phase_number_{0};
+    std::function<void(const Snapshot&)> listener_;
 };
 
 }  // namespace gpusort

@@ -64,6 +64,7 @@ struct SortOptions {
 struct SortReport {
     SortPlan plan;
     std::string backend;             // "cpu", or the GPU's name
+    std::string backend_reason;      // why: "--backend cpu", "a GPU was found", "no usable GPU: ..."
     std::uint64_t bytes = 0;           // input bytes (decompressed)
     std::uint64_t output_bytes = 0;    // output bytes (before compression)
     std::uint64_t output_stored_bytes = 0;  // bytes that reached OUTPUT (after compression)

@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         SortReport report = sort_file(command.sort);
-        progress.reset();  // the line is finished before anything else is printed
+        if (progress) progress->finish(sort_summary(report));  // the line ends before anything else is printed
         if (command.stats_path) {
             const std::string json = stats_json(command.sort, report);
             if (*command.stats_path == "-")

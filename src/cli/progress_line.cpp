@@ -52,9 +52,11 @@ std::string format_rate(double bytes_per_second) {
     return text;
 }
 
-// "0:02", "12:34", "1:02:03"; at most 99:59:59.
-std::string format_duration(double seconds) {
-    const long long whole = std::min(static_cast<long long>(std::ceil(seconds)), 99LL * 3600 + 59 * 60 + 59);
+// "0:02", "12:34", "1:02:03"; at most 99:59:59. A time left is rounded up, a time taken down.
+enum class Round { up, down };
+std::string format_duration(double seconds, Round round) {
+    const double whole_seconds = round == Round::up ? std::ceil(seconds) : std::floor(seconds);
+    const long long whole = std::min(static_cast<long long>(whole_seconds), 99LL * 3600 + 59 * 60 + 59);
     char text[32];
     if (whole >= 3600)
         std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", whole / 3600, whole / 60 % 60, whole % 60);
@@ -95,9 +97,16 @@ std::string render_progress(const ProgressCounters::Snapshot& snapshot, double b
     if (snapshot.phase == ProgressPhase::starting || (snapshot.phase == ProgressPhase::done && nothing_counted))
         return line;
     line.resize(std::max<std::size_t>(line.size(), 9), ' ');  // as wide as the longest name
+    const bool total_known = snapshot.total > 0;
+    if (!snapshot.counted) {
+        // Timed only: what it works on, and for how long it has.
+        line += ' ';
+        if (total_known) line += format_bytes(snapshot.total) + "  ";
+        line += format_duration(snapshot.phase_seconds, Round::down) + " elapsed";
+        return line;
+    }
     line += ' ';
     line += format_bytes(snapshot.done);
-    const bool total_known = snapshot.total > 0;
     if (total_known) {
         line += " of " + format_bytes(snapshot.total);
         unsigned percent = 100;
@@ -109,10 +118,28 @@ std::string render_progress(const ProgressCounters::Snapshot& snapshot, double b
     }
     const bool rate_known = std::isfinite(bytes_per_second) && bytes_per_second >= 1;
     if (rate_known) line += "  " + format_rate(bytes_per_second);
-    if (total_known && rate_known && snapshot.phase != ProgressPhase::done) {
-        const std::uint64_t remaining = snapshot.done < snapshot.total ? snapshot.total - snapshot.done : 0;
-        line += "  " + format_duration(static_cast<double>(remaining) / bytes_per_second) + " left";
-    }
+    // The time left, rounded up: never "0:00" while bytes are left, and not shown once none are.
+    const std::uint64_t remaining = snapshot.done < snapshot.total ? snapshot.total - snapshot.done : 0;
+    if (remaining > 0 && rate_known && snapshot.phase != ProgressPhase::done)
+        line += "  " + format_duration(static_cast<double>(remaining) / bytes_per_second, Round::up) + " left";
+    return line;
+}
+
+std::string sort_summary(const SortReport& report) {
+    auto count = [](std::uint64_t n, const char* one, const char* many) {
+        return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f s", report.seconds);
+    std::string line = "sorted " + count(report.records, "record", "records") + " (" + format_bytes(report.bytes) + ")";
+    if (report.output_records != report.records) line += ", " + std::to_string(report.output_records) + " kept";
+    line += std::string(" in ") + seconds;
+    if (report.seconds > 0) line += ", " + format_rate(static_cast<double>(report.bytes) / report.seconds);
+    line += "; " + count(report.runs, "run", "runs") + ", ";
+    line += report.merge_passes == 0 ? std::string("no merge") : count(report.merge_passes, "merge pass", "merge passes");
+    line += "; backend " + report.backend;
+    if (!report.backend_reason.empty()) line += " (" + report.backend_reason + ")";
+    if (report.verified) line += "; verified";
     return line;
 }
 
@@ -138,7 +165,18 @@ ProgressLine::ProgressLine(const ProgressCounters& counters, int fd, std::chrono
     thread_ = std::thread([this] { draw_until_stopped(); });
 }
 
-ProgressLine::~ProgressLine() {
+ProgressLine::~ProgressLine() { stop(); }
+
+void ProgressLine::finish(const std::string& summary) {
+    {
+        std::lock_guard lock(mutex_);
+        summary_ = summary;
+    }
+    stop();
+}
+
+void ProgressLine::stop() noexcept {
+    if (!thread_.joinable()) return;
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
@@ -177,7 +215,12 @@ bool ProgressLine::draw(bool final_frame) {
     }
     throughput_.add(snapshot.phase_seconds, snapshot.done);
     std::string frame = "\r";
-    frame += render_progress(snapshot, throughput_.bytes_per_second());
+    std::string summary;
+    if (final_frame) {
+        std::lock_guard lock(mutex_);
+        summary = summary_;
+    }
+    frame += summary.empty() ? render_progress(snapshot, throughput_.bytes_per_second()) : summary;
     frame += "\x1b[K";
     if (final_frame) frame += '\n';
     return write_frame(fd_, frame);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gpusort/progress.hpp"
+#include "gpusort/sort_file.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -18,11 +19,18 @@ namespace gpusort {
 // The line for a snapshot, without "\r" or newline, e.g.
 //   "sorting   1.25 GiB of 4.00 GiB  31%  1.20 GB/s  0:02 left"
 //   "reading   1.25 GiB  1.20 GB/s"                     (total unknown)
+//   "sorting   4.00 GiB  0:05 elapsed"                  (a phase timed only)
 // Sizes are in binary units (KiB, MiB, ...), throughput in decimal ones (kB/s, MB/s, ...); the
-// time left (remaining bytes / bytes_per_second) appears only when the total and a throughput
-// are known, and not in the done phase. The starting phase, and a done phase with nothing
-// counted, show their name alone.
+// time left (remaining bytes / bytes_per_second, rounded up) appears only when the total and a
+// throughput are known and bytes are left, and not in the done phase. The starting phase, and a
+// done phase with nothing counted, show their name alone.
 std::string render_progress(const ProgressCounters::Snapshot& snapshot, double bytes_per_second);
+
+// The line a sort ends with on a terminal, e.g.
+//   "sorted 26214400 records (200.00 MiB) in 2.15 s, 97.54 MB/s; 1 run, no merge;
+//    backend cpu (no usable GPU: ...)"     (one line)
+// with ", N kept" after the records when --unique dropped some, and "; verified" after --verify.
+std::string sort_summary(const SortReport& report);
 
 // Throughput over the last `window_seconds` of one phase, from (seconds, bytes done) samples.
 class ThroughputWindow {
@@ -45,8 +53,8 @@ private:
 };
 
 // While alive, a thread redraws the line on `fd` every `interval` ("\r", the line, "\x1b[K" to
-// clear what a longer line left); on destruction it draws the final state and ends the line with
-// "\n". Nothing it writes throws or raises SIGPIPE: interrupted writes are retried, a full
+// clear what a longer line left); on destruction it draws the final state, or the summary given to
+// finish(), and ends the line with "\n". Nothing it writes throws or raises SIGPIPE: interrupted writes are retried, a full
 // non-blocking descriptor drops a frame (the next one starts over at "\r"), and any other write
 // error stops the drawing.
 class ProgressLine {
@@ -57,7 +65,11 @@ public:
     ProgressLine(const ProgressLine&) = delete;
     ProgressLine& operator=(const ProgressLine&) = delete;
 
+    // Ends the line now with `summary` in place of the last state (a sort that ended well).
+    void finish(const std::string& summary);
+
 private:
+    void stop() noexcept;
     void draw_until_stopped() noexcept;
     // Takes a snapshot, updates the throughput and writes the frame; false once writing failed.
     bool draw(bool final_frame);
@@ -70,6 +82,7 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     bool stop_ = false;
+    std::string summary_;  // the final frame, when set
     std::thread thread_;
 };
 

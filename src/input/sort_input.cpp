@@ -15,7 +15,6 @@ namespace gpusort {
 SortInput::SortInput(const InputOptions& options)
     : name_(options.path == "-" ? "standard input" : options.path),
       record_size_(options.record_size),
-      progress_(options.progress),
       keep_checksum_(options.checksum) {
     compression_ = options.compression.value_or(compression_of(options.path));
     if (options.path != "-") {
@@ -40,7 +39,7 @@ void SortInput::open_stream(const io::StreamReaderQueue& queue) {
 
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
     io::read_parallel(file_, offset, bytes);
-    count(bytes);
+    add_to_checksum(bytes);
 }
 
 std::size_t SortInput::read_next(std::span<std::byte> bytes) {
@@ -49,12 +48,11 @@ std::size_t SortInput::read_next(std::span<std::byte> bytes) {
     if (n < bytes.size() && bytes_read_ % record_size_ != 0)
         throw SortError("'" + name_ + "' ends in the middle of a record: " + std::to_string(bytes_read_) +
                         " bytes are not a multiple of the record size " + std::to_string(record_size_));
-    count(bytes.first(n));
+    add_to_checksum(bytes.first(n));
     return n;
 }
 
-void SortInput::count(std::span<const std::byte> bytes) {
-    if (progress_) progress_->add(bytes.size());
+void SortInput::add_to_checksum(std::span<const std::byte> bytes) {
     if (!keep_checksum_ || bytes.empty()) return;
     MultisetChecksum part;
     part.add_records(bytes, record_size_);

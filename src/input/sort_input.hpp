@@ -2,14 +2,13 @@
 // offsets by many threads, its size known up front; stdin, pipes, devices and compressed files
 // are read once, front to back, through an io::StreamReader that decompresses on its own thread
 // (started by open_stream(), with the queue the plan sized), and their size is known only at the
-// end. Every byte read is counted for the progress line and,
-// with --verify, added to an order-independent checksum of the input's records.
+// end. With --verify, every byte read is added to an order-independent checksum of the input's
+// records. (The conductor counts progress: what a phase has done is not always what it has read.)
 #pragma once
 
 #include "gpusort/compression.hpp"
 #include "io/file.hpp"
 #include "io/stream_reader.hpp"
-#include "gpusort/progress.hpp"
 #include "src/verify/record_checksum.hpp"
 
 #include <cstdint>
@@ -27,7 +26,6 @@ struct InputOptions {
     std::optional<Compression> compression;  // forced; default: by the name's ending
     std::size_t record_size = 1;
     bool checksum = false;                       // keep the checksum of the records read
-    ProgressCounters* progress = nullptr;
 };
 
 class SortInput {
@@ -58,11 +56,10 @@ public:
     MultisetChecksum checksum() const;
 
 private:
-    void count(std::span<const std::byte> bytes);
+    void add_to_checksum(std::span<const std::byte> bytes);
 
     std::string name_;
     std::size_t record_size_;
-    ProgressCounters* progress_;
     io::File file_;
     std::uint64_t size_ = 0;
     timespec modified_{};   // a regular file's modification time when it was opened

@@ -25,6 +25,8 @@ public:
     void put(std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries);
     // After the last put(): moves the kept records together (unique) and returns how many there are.
     std::uint64_t finish();
+    // Bytes per entry put.
+    std::size_t entry_bytes() const { return entry_bytes_; }
 
 private:
     struct Slice {

@@ -6,6 +6,7 @@
 // form_runs reads a file of known size at any offsets; form_runs_from_stream reads a stream of
 // unknown size front to back into two host buffers, one chunk after the other, and spills each
 // run as it comes, thinning the samples out as the stream grows to keep them within the plan's.
+// Both count progress (when given) as the sorted runs are stored, in the input's bytes.
 #pragma once
 
 #include "io/file.hpp"
@@ -14,6 +15,7 @@
 #include "src/sorters/chunk_sorter.hpp"
 #include "io/host_buffer.hpp"
 #include "src/sorters/slot_pipeline.hpp"
+#include "gpusort/progress.hpp"
 #include "gpusort/sort_plan.hpp"
 #include "src/runs/sorted_run.hpp"
 
@@ -30,10 +32,23 @@ namespace gpusort {
 // Reads input bytes [offset, offset + size) (from any thread).
 using ReadAt = std::function<void(std::uint64_t offset, std::span<std::byte> bytes)>;
 
+// Stores sorted entries through store(offset, piece): at once, or with `progress`, piece by piece,
+// each counted as the input bytes it came from.
+inline void store_counted(std::span<const std::byte> entries, std::size_t entry, std::size_t input_width,
+                          ProgressCounters* progress, unsigned threads,
+                          const std::function<void(std::uint64_t offset, std::span<const std::byte> piece)>& store) {
+    const std::size_t piece_bytes = progress ? io::progress_piece_bytes(threads) : entries.size();
+    io::for_each_piece(entries, entry, piece_bytes, [&](std::size_t offset, std::span<const std::byte> piece) {
+        store(offset, piece);
+        if (progress) progress->add(piece.size() / entry * input_width);
+    });
+}
+
 // input_width: bytes per record of the input.
 template <class T>
 std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width, const SortPlan& plan,
-                                    ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times) {
+                                    ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times,
+                                    ProgressCounters* progress = nullptr) {
     const std::size_t entry = plan.entry_bytes;
     const std::uint64_t total = plan.records;
     const std::uint64_t chunk = plan.run_records;
@@ -66,10 +81,13 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
         };
         chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
             take_samples<T>(bytes, entry, first, plan.sample_stride, run.samples);
-            if (memory)
-                io::copy_parallel(memory->data() + (run.first + first) * entry, bytes);
-            else
-                io::write_parallel(*spill, (run.first + first) * entry, bytes);
+            const std::uint64_t at = (run.first + first) * entry;
+            store_counted(bytes, entry, input_width, progress, plan.threads, [&](std::uint64_t offset, std::span<const std::byte> piece) {
+                if (memory)
+                    io::copy_parallel(memory->data() + at + offset, piece);
+                else
+                    io::write_parallel(*spill, at + offset, piece);
+            });
         };
         const PhaseTimes chunk_times = sorter.sort_run(slot, run.size, chunk_io);
         std::lock_guard lock(times_mutex);
@@ -104,7 +122,7 @@ template <class T>
 std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_t pre_read,
                                                 const std::function<std::size_t(std::span<std::byte>)>& read_next,
                                                 const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
-                                                PhaseTimes& times) {
+                                                PhaseTimes& times, ProgressCounters* progress = nullptr) {
     const std::size_t entry = plan.entry_bytes;
     auto spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
     std::vector<std::unique_ptr<SortedRun<T>>> runs;
@@ -187,7 +205,11 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                 };
                 chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
                     take_samples<T>(bytes, entry, first, run.sample_stride, run.samples);
-                    io::write_parallel(*spill, (run.first + first) * entry, bytes);
+                    const std::uint64_t at = (run.first + first) * entry;
+                    store_counted(bytes, entry, chunks.input_width, progress, plan.threads,
+                                  [&](std::uint64_t offset, std::span<const std::byte> piece) {
+                                      io::write_parallel(*spill, at + offset, piece);
+                                  });
                 };
                 const PhaseTimes chunk_times = sorter.sort_run(c.slot, run.size, chunk_io);
                 std::lock_guard lock(mutex);

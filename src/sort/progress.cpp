@@ -12,6 +12,7 @@ const char* progress_phase_name(ProgressPhase phase) {
     case ProgressPhase::sorting: return "sorting";
     case ProgressPhase::merging: return "merging";
     case ProgressPhase::writing: return "writing";
+    case ProgressPhase::flushing: return "flushing";
     case ProgressPhase::verifying: return "verifying";
     case ProgressPhase::done: return "done";
     }
@@ -26,9 +27,11 @@ std::int64_t ProgressCounters::now_ns() {
         .count();
 }
 
-void ProgressCounters::start_phase(ProgressPhase phase, std::uint64_t total_bytes) {
+void ProgressCounters::start_phase(ProgressPhase phase, std::uint64_t total_bytes, Counting counting) {
+    if (listener_) listener_(snapshot());
     done_.store(0, std::memory_order_relaxed);
     total_.store(total_bytes, std::memory_order_relaxed);
+    counted_.store(counting == Counting::bytes, std::memory_order_relaxed);
     phase_start_ns_.store(now_ns(), std::memory_order_relaxed);
     phase_.store(static_cast<int>(phase), std::memory_order_relaxed);
     phase_number_.fetch_add(1, std::memory_order_relaxed);
@@ -42,6 +45,7 @@ ProgressCounters::Snapshot ProgressCounters::snapshot() const {
     s.phase = static_cast<ProgressPhase>(phase_.load(std::memory_order_relaxed));
     s.total = total_.load(std::memory_order_relaxed);
     s.done = done_.load(std::memory_order_relaxed);
+    s.counted = counted_.load(std::memory_order_relaxed);
     const std::int64_t elapsed = now_ns() - phase_start_ns_.load(std::memory_order_relaxed);
     s.phase_seconds = elapsed > 0 ? static_cast<double>(elapsed) * 1e-9 : 0.0;
     return s;

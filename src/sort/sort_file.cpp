@@ -9,6 +9,7 @@
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
 #include "io/io_error.hpp"
+#include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
 #include "src/sorters/make_chunk_sorter.hpp"
 #include "src/keys/key_dispatch.hpp"
@@ -97,6 +98,7 @@ struct PlannedSort {
     OutputShape output;
     std::string tmp_dir;
     std::unique_ptr<ChunkSorter> sorter;
+    std::string backend_reason;  // why this sorter: "--backend cpu", "no usable GPU: ..."
     SortPlan plan;
 
 private:
@@ -158,7 +160,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
       records(sorts_records(options)),
       width(records ? spec.record_size : key_width(options.order.type)),
       budgets(budgets_of(options, address_space_limited)),
-      input({options.input, options.input_compression, width, options.verify && !options.unique, options.progress}),
+      input({options.input, options.input_compression, width, options.verify && !options.unique}),
       output(output_shape(options.output, options.output_compression)) {
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
     // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
@@ -172,7 +174,9 @@ PlannedSort::PlannedSort(const SortOptions& options)
                         " bytes long, which is not a multiple of the record size " + std::to_string(width) +
                         (options.records ? "" : " (" + std::string(key_type_name(options.order.type)) + ")"));
     sorter = make_chunk_sorter({options.backend, options.device, budgets.threads, options.notice},
-                               records ? ChunkKey(spec) : ChunkKey(options.order));
+                               records ? ChunkKey(spec) : ChunkKey(options.order), &backend_reason);
+    if (options.device_memory_bytes && !sorter->device() && options.notice)
+        options.notice("--device-memory is not used: the sort runs on the CPU (" + backend_reason + ")");
 
     PlanInput what;
     if (!input.streamed()) what.records = input.size() / width;
@@ -220,13 +224,23 @@ struct SortJob {
     KeyOrder order;        // of whole-record keys
     bool unique = false;   // --unique
     ProgressCounters* progress = nullptr;
-    void phase(ProgressPhase p, std::uint64_t total) const {
-        if (progress) progress->start_phase(p, total);
+    void phase(ProgressPhase p, std::uint64_t total,
+               ProgressCounters::Counting counting = ProgressCounters::Counting::bytes) const {
+        if (progress) progress->start_phase(p, total, counting);
+    }
+    void count(std::uint64_t bytes) const {
+        if (progress) progress->add(bytes);
+    }
+    // A transfer of `bytes` is cut into pieces of this size: counted as they go, or at once.
+    std::size_t piece_bytes(std::size_t bytes) const {
+        return progress ? io::progress_piece_bytes(planned.plan.threads) : bytes;
     }
 };
 
 // One chunk of `records` records, pulled through `read` (record index, bytes) and sorted, then
 // written to the output in its raw form; or, with --unique, as entries through a RecordOutput.
+// The sorter reads the whole chunk before it sorts, and sorts it before it writes: its progress is
+// reading (counted), sorting (timed only) and writing (counted), each transfer in pieces.
 void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<void(std::uint64_t, std::span<std::byte>)>& read,
                        const SortOutput& output) {
     PlannedSort& planned = job.planned;
@@ -237,13 +251,31 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
     OutputPrefault prefault(output, planned.plan, planned.plan.threads);
     std::optional<RecordOutput> unique;
     if (job.unique) unique.emplace(output, 8 * key_words(planned.spec), planned.spec.record_size, true, 1);
+    const std::uint64_t total_bytes = records * planned.width;
+    job.phase(ProgressPhase::reading, total_bytes);
+    std::atomic<std::uint64_t> bytes_read{0};
+    std::atomic<bool> writing{false};
+    const std::size_t width = planned.width;
     ChunkIo chunk_io;
-    chunk_io.read = read;
+    chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+        io::for_each_piece(bytes, width, job.piece_bytes(bytes.size()), [&](std::size_t offset, std::span<std::byte> piece) {
+            read(first + offset / width, piece);
+            job.count(piece.size());
+            if (bytes_read += piece.size(); bytes_read == total_bytes && !writing)
+                job.phase(ProgressPhase::sorting, total_bytes, ProgressCounters::Counting::time_only);
+        });
+    };
+    // Raw records, or entries of key words and record (--unique), whose kept records are counted
+    // as written: how many there will be is not known.
+    const std::size_t unit = unique ? unique->entry_bytes() : width;
     chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-        if (unique)
-            unique->put(0, first, bytes);
-        else
-            output.write(first * planned.width, bytes);
+        if (!writing.exchange(true)) job.phase(ProgressPhase::writing, unique ? 0 : total_bytes);
+        io::for_each_piece(bytes, unit, job.piece_bytes(bytes.size()), [&](std::size_t offset, std::span<const std::byte> piece) {
+            if (unique)
+                unique->put(0, first + offset / unit, piece);
+            else
+                output.write((first + offset / unit) * width, piece);
+        });
     };
     planned.sorter->prepare(1, records, planned.plan.chunk_memory);
     ChunkSorter& sorter = *planned.sorter;
@@ -281,7 +313,8 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     report.merge.host.bytes = records * plan.entry_bytes;
     report.merge_passes = merge_to_fan_in<T>(runs, plan, job.planned.tmp_dir, report.bytes_spilled, job.progress) + 1;
     report.merge.host.bytes *= report.merge_passes;
-    job.phase(ProgressPhase::writing, records * job.planned.width);
+    // With --unique, how many records are kept is not known until the end.
+    job.phase(ProgressPhase::writing, job.unique ? 0 : records * job.planned.width);
     if constexpr (!std::is_unsigned_v<T>) {
         // Entries of key words and record: the keys are stripped (and duplicates dropped) on the way out.
         RecordOutput out(output, sizeof(T), job.planned.spec.record_size, job.unique, plan.merge_slices(records));
@@ -365,7 +398,6 @@ void sort_known_size(SortJob& job) {
     report.records = plan.records;
     check_free_space(plan);
     const SortOutput& output = job.target.open(report.bytes);
-    job.phase(ProgressPhase::sorting, report.bytes);
     auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
     if (plan.one_chunk) {
         sort_as_one_chunk(job, plan.records, [&](std::uint64_t first, std::span<std::byte> bytes) { read(first * planned.width, bytes); },
@@ -375,7 +407,10 @@ void sort_known_size(SortJob& job) {
     with_key_type(job, [&]<class T>() {
         // Fresh output pages are faulted in from the start of run formation, ahead of the merge.
         const std::optional<OutputPrefault> prefault = prefault_for_merge(job, output);
-        std::vector<SortedRun<T>> runs = form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir, report.times);
+        // Reading, sorting and storing runs overlap: counted as the sorted runs are stored.
+        job.phase(ProgressPhase::sorting, report.bytes);
+        std::vector<SortedRun<T>> runs =
+            form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir, report.times, job.progress);
         merge_into_output<T>(job, runs, plan.records, output);
     });
 }
@@ -390,14 +425,27 @@ void sort_streamed(SortJob& job) {
     const SortPlan& plan = planned.plan;
     const std::uint64_t chunk = plan.run_records;
     planned.input.open_stream(reader_queue(plan));
-    job.phase(ProgressPhase::sorting, 0);
     auto read_next = [&](std::span<std::byte> bytes) { return planned.input.read_next(bytes); };
+    // The first two chunks are read (counted, in pieces) before it is known whether they are all.
+    auto read_next_counted = [&](std::span<std::byte> bytes) {
+        std::size_t n = 0;
+        bool ended = false;
+        io::for_each_piece(bytes, planned.width, job.piece_bytes(bytes.size()), [&](std::size_t, std::span<std::byte> piece) {
+            if (ended) return;
+            const std::size_t got = read_next(piece);
+            n += got;
+            job.count(got);
+            ended = got < piece.size();
+        });
+        return n;
+    };
+    job.phase(ProgressPhase::reading, 0);
     StreamChunks chunks(planned.width, chunk);
     std::size_t pre_read = 0;
     {
         ScopedPhase phase(report.times.read);
-        pre_read = chunks.fill(0, read_next) == chunk ? 2 : 1;
-        if (pre_read == 2) chunks.fill(1, read_next);
+        pre_read = chunks.fill(0, read_next_counted) == chunk ? 2 : 1;
+        if (pre_read == 2) chunks.fill(1, read_next_counted);
     }
     const std::uint64_t first_two = chunks.records[0] + chunks.records[1];
     if (chunks.records[1] < chunk && first_two <= plan.one_chunk_records) {
@@ -427,8 +475,10 @@ void sort_streamed(SortJob& job) {
     }
     // Runs, however few records the stream turns out to hold (two full chunks may be all).
     with_key_type(job, [&]<class T>() {
-        std::vector<SortedRun<T>> runs =
-            form_runs_from_stream<T>(chunks, pre_read, read_next, plan, *planned.sorter, planned.tmp_dir, report.times);
+        // Reading, sorting and spilling runs overlap: counted as the sorted runs are stored.
+        job.phase(ProgressPhase::sorting, 0);
+        std::vector<SortedRun<T>> runs = form_runs_from_stream<T>(chunks, pre_read, read_next, plan, *planned.sorter,
+                                                                  planned.tmp_dir, report.times, job.progress);
         chunks = StreamChunks(planned.width, 0);  // their memory goes back before the merge
         std::uint64_t records = 0;
         for (const auto& run : runs) records += run.size;
@@ -454,6 +504,7 @@ SortReport sort_file(const SortOptions& options) {
     report.record_size = record_size;
     report.plan = plan;
     report.backend = planned.sorter->name();
+    report.backend_reason = planned.backend_reason;
     report.input_streamed = planned.input.streamed();
     report.output_streamed = planned.output.sequential;
     // A --tmp-dir that cannot be used is an error even when this input would not need it.
@@ -477,6 +528,8 @@ SortReport sort_file(const SortOptions& options) {
     if (options.verify) planned.sorter.reset();  // its memory goes back before the output is read back
 
     report.output_bytes = report.output_records * record_size;
+    // The output's last blocks compressed and written, its map flushed to the file: timed only.
+    if (options.progress) options.progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
     target.finish(report.output_bytes);
     planned.input.check_unchanged();
     if (options.verify) {
@@ -485,6 +538,8 @@ SortReport sort_file(const SortOptions& options) {
         target.verify(expected);
         report.verified = true;
     }
+    if (options.progress && (options.sync || replaces_input))
+        options.progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
     target.commit(options.sync || replaces_input);
     report.output_stored_bytes = target.bytes_out();
     if (options.progress) options.progress->start_phase(ProgressPhase::done, 0);

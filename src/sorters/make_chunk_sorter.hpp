@@ -25,7 +25,9 @@ struct SorterChoice {
 // What a chunk holds: whole-record keys of one type and order, or records with a key spec.
 using ChunkKey = std::variant<KeyOrder, KeySpec>;
 
-// Throws SortError when the GPU is asked for and cannot be used (saying why).
-std::unique_ptr<ChunkSorter> make_chunk_sorter(const SorterChoice& choice, const ChunkKey& key);
+// Throws SortError when the GPU is asked for and cannot be used (saying why). `why`, when given, is
+// set to the reason for the choice, as the summary of a sort shows it: "--backend cpu", "a GPU was
+// found", "no usable GPU: ...", "the GPU cannot be used: ...", "built without CUDA".
+std::unique_ptr<ChunkSorter> make_chunk_sorter(const SorterChoice& choice, const ChunkKey& key, std::string* why = nullptr);
 
 }  // namespace gpusort
