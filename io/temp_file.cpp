@@ -7,6 +7,7 @@
 #include "io/syscalls.hpp"
 
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +41,10 @@ File create_temp_file(const std::string& folder) {
         err = errno;
         if (fd >= 0) cleanup = UnlinkOnSignal(name.data());
     }
+    // The folder was there a moment ago: ENOENT means a file system that makes no new files (/proc).
+    if (fd < 0 && err == ENOENT)
+        throw IoError("cannot create a temp file in '" + folder + "': no file can be created there (" +
+                      std::strerror(err) + ")");
     if (fd < 0) throw_errno("cannot create a temp file in", folder, err);
     ::unlink(name.data());
     cleanup.release();

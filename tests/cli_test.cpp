@@ -145,7 +145,8 @@ TEST(Cli, UnusableTmpDir) {
                           dir / "missing");
     expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", dir / "in", dir / "in", dir / "out"}, dir),
                           "not a directory");
-    expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", "/proc", dir / "in", dir / "out"}, dir), "/proc");
+    expect_one_error_line(sort_cli({"--memory", "1M", "--tmp-dir", "/proc", dir / "in", dir / "out"}, dir),
+                          "cannot create a temp file in '/proc': no file can be created there");
     // Refused even when the input is small enough not to need it.
     expect_one_error_line(sort_cli({"--tmp-dir", dir / "missing", dir / "in", dir / "out"}, dir), dir / "missing");
     EXPECT_EQ(read_text(dir / "out"), "keep");
@@ -160,7 +161,10 @@ TEST(Cli, BadCommandLines) {
     expect_one_error_line(sort_cli({"--memory", "100K", dir / "in", dir / "out"}, dir), "--memory");
     expect_one_error_line(sort_cli({"--threads", "0", dir / "in", dir / "out"}, dir), "--threads");
     expect_one_error_line(sort_cli({"--spill-io", "fast", dir / "in", dir / "out"}, dir), "--spill-io");
-    expect_one_error_line(sort_cli({dir / "in"}, dir), "OUTPUT");
+    expect_one_error_line(sort_cli({dir / "in"}, dir), "expected INPUT and OUTPUT, got only '" + (dir / "in") + "'");
+    expect_one_error_line(sort_cli({}, dir), "expected INPUT and OUTPUT (see --help)");
+    // A forgotten key spec: the key is blamed, not a missing OUTPUT.
+    expect_one_error_line(sort_cli({"--key", dir / "in", dir / "out"}, dir), "--key");
     expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir),
                           std::vector<std::string>{"no-such-option", "(see --help)"});
     expect_one_error_line(sort_cli({dir / "in", dir / "out", dir / "more"}, dir),
@@ -183,6 +187,17 @@ TEST(Cli, BadCommandLines) {
     Result help = sort_cli({"--help"}, dir);
     EXPECT_NE(help.out.find("--memory"), std::string::npos);
     EXPECT_NE(help.out.find("INPUT and OUTPUT may be - for standard input and output"), std::string::npos);
+}
+
+TEST(Cli, ADeviceBudgetForASortOnTheCpuIsNotedNotSilentlyIgnored) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", dir / "in"}).status(), 0);
+    Result r = sort_cli({"--backend", "cpu", "--device-memory", "1G", dir / "in", dir / "out"}, dir);
+    EXPECT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "gpusort-file: note: --device-memory is not used: the sort runs on the CPU (--backend cpu)\n");
+    r = sort_cli({"--backend", "cpu", "--quiet", "--device-memory", "1G", dir / "in", dir / "out2"}, dir);
+    EXPECT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
 }
 
 TEST(Tools, GenIsDeterministicPerSeed) {

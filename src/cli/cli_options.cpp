@@ -116,13 +116,15 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         command.action = CliCommand::Action::version;
         return command;
     }
-    if (!vm.count("input") || !vm.count("output"))
-        throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
+    // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
+    const KeyOptions key = parse_key_options(vm);
+    if (!vm.count("input")) throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
+    if (!vm.count("output"))
+        throw std::invalid_argument("expected INPUT and OUTPUT, got only '" + vm["input"].as<std::string>() + "' (see --help)");
 
     SortOptions& sort = command.sort;
     sort.input = vm["input"].as<std::string>();
     sort.output = vm["output"].as<std::string>();
-    const KeyOptions key = parse_key_options(vm);
     sort.order = key.order;
     sort.records = key.records;
     sort.unique = vm.count("unique") > 0;
@@ -213,6 +215,7 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"verified\": " << flag(report.verified) << ",\n"
         << "  \"backend\": " << json_string(gpu ? "gpu" : "cpu") << ",\n"
         << "  \"device\": " << (gpu ? json_string(report.backend) : "null") << ",\n"
+        << "  \"backend_reason\": " << json_string(report.backend_reason) << ",\n"
         << "  \"input_bytes\": " << report.bytes << ",\n"
         << "  \"input_records\": " << report.records << ",\n"
         << "  \"output_bytes\": " << report.output_bytes << ",\n"
