@@ -99,7 +99,7 @@ void flush_folder(const std::string& folder) {
 
 }  // namespace
 
-AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(follow_links(path)) {
+AtomicOutputFile::AtomicOutputFile(const std::string& path, Naming naming) : path_(follow_links(path)) {
     struct stat st {};
     if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         throw IoError("cannot write '" + path_ + "': it is a directory");
@@ -107,11 +107,13 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(follow_links
     remove_leftovers(folder);
     int fd = -1;
 #ifdef O_TMPFILE
-    fd = sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); });
-    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-        throw_errno("cannot write", path_, errno);
-    // Held until the file is at the path: a hidden name it may get on the way is not a leftover.
-    if (fd >= 0) ::flock(fd, LOCK_EX);
+    if (naming == Naming::nameless_when_possible) {
+        fd = sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); });
+        if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+            throw_errno("cannot write", path_, errno);
+        // Held until the file is at the path: a hidden name it may get on the way is not a leftover.
+        if (fd >= 0) ::flock(fd, LOCK_EX);
+    }
 #endif
     while (fd < 0) {
         std::string pattern = folder + "/" + kHiddenPrefix + "XXXXXX";

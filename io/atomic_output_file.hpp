@@ -22,13 +22,17 @@ public:
     // sort holds locked), then creates the hidden file next to `path`, or next to the file it leads
     // to when it is a symbolic link (followed to the end, to a file that need not exist yet: that
     // file is replaced or created, the link stays); fails at once when the folder is not writable.
-    explicit AtomicOutputFile(const std::string& path);
+    // `named`: the file has its hidden name from the start (never nameless), so that other processes
+    // can open it by temp_path() and write their parts of it (gpusort-mpi).
+    enum class Naming { nameless_when_possible, named };
+    explicit AtomicOutputFile(const std::string& path, Naming naming = Naming::nameless_when_possible);
     AtomicOutputFile(const AtomicOutputFile&) = delete;
     AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
     ~AtomicOutputFile();
 
     const File& file() const { return file_; }
     const std::string& path() const { return path_; }  // where the file goes: symbolic links followed
+    const std::string& temp_path() const { return temp_name_; }  // its hidden name; empty while it has none
 
     // Gives the file its final permissions (those of the file it replaces, else 0666 less
     // the umask), flushes it to disk when `sync` is set, closes it and renames it to the path.

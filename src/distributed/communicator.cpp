@@ -1,0 +1,98 @@
+// Communicator over MPI_COMM_WORLD.
+#include "src/distributed/communicator.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+
+namespace gpusort::distributed {
+
+namespace {
+
+// The largest message: counts are ints.
+constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
+
+void check(int code, const char* what) {
+    if (code == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(code, text, &length);
+    throw std::runtime_error(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+}  // namespace
+
+Communicator::Communicator() {
+    check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+}
+
+std::vector<std::byte> Communicator::all_gather(std::span<const std::byte> mine) const {
+    const std::uint64_t my_size = mine.size();
+    const std::vector<std::uint64_t> sizes = all_gather(std::span<const std::uint64_t>(&my_size, 1));
+    std::uint64_t total = 0;
+    for (const std::uint64_t s : sizes) total += s;
+    if (total > INT_MAX) throw std::runtime_error("all_gather: more than 2 GiB in all");
+    std::vector<int> counts(sizes.begin(), sizes.end()), offsets(sizes.size(), 0);
+    for (std::size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+    std::vector<std::byte> all(static_cast<std::size_t>(total));
+    check(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), counts.data(), offsets.data(),
+                         MPI_BYTE, MPI_COMM_WORLD),
+          "MPI_Allgatherv");
+    return all;
+}
+
+std::vector<std::uint64_t> Communicator::all_gather(std::span<const std::uint64_t> mine) const {
+    std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(size_));
+    check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(), static_cast<int>(mine.size()),
+                        MPI_UINT64_T, MPI_COMM_WORLD),
+          "MPI_Allgather");
+    return all;
+}
+
+std::string Communicator::broadcast(const std::string& text, int root) const {
+    std::uint64_t length = text.size();
+    check(MPI_Bcast(&length, 1, MPI_UINT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
+    std::string out = rank_ == root ? text : std::string(static_cast<std::size_t>(length), '\0');
+    check(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+    return out;
+}
+
+std::vector<std::vector<std::byte>> Communicator::exchange(const std::vector<std::vector<std::byte>>& to) const {
+    const auto ranks = static_cast<std::size_t>(size_);
+    std::vector<std::uint64_t> send_sizes(ranks), receive_sizes(ranks);
+    for (std::size_t d = 0; d < ranks; ++d) send_sizes[d] = to.at(d).size();
+    check(MPI_Alltoall(send_sizes.data(), 1, MPI_UINT64_T, receive_sizes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
+          "MPI_Alltoall");
+    std::vector<std::vector<std::byte>> from(ranks);
+    std::vector<MPI_Request> requests;
+    for (std::size_t s = 0; s < ranks; ++s) {
+        from[s].resize(static_cast<std::size_t>(receive_sizes[s]));
+        for (std::size_t at = 0; at < from[s].size(); at += kMaxMessage) {
+            requests.emplace_back();
+            check(MPI_Irecv(from[s].data() + at, static_cast<int>(std::min(kMaxMessage, from[s].size() - at)), MPI_BYTE,
+                            static_cast<int>(s), 0, MPI_COMM_WORLD, &requests.back()),
+                  "MPI_Irecv");
+        }
+    }
+    for (std::size_t d = 0; d < ranks; ++d)
+        for (std::size_t at = 0; at < to[d].size(); at += kMaxMessage) {
+            requests.emplace_back();
+            check(MPI_Isend(to[d].data() + at, static_cast<int>(std::min(kMaxMessage, to[d].size() - at)), MPI_BYTE,
+                            static_cast<int>(d), 0, MPI_COMM_WORLD, &requests.back()),
+                  "MPI_Isend");
+        }
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return from;
+}
+
+void Communicator::agree(const std::string& failure) const {
+    const int mine = failure.empty() ? size_ : rank_;
+    int first = size_;
+    check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    if (first == size_) return;
+    throw RankError(first, broadcast(failure, first));
+}
+
+}  // namespace gpusort::distributed

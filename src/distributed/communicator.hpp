@@ -1,0 +1,52 @@
+// The ranks of a distributed sort as the sort sees them, over MPI (MPI_COMM_WORLD): who we are,
+// the collectives it needs on bytes and counts, and agreement on failure. A rank that fails keeps
+// taking part in the collectives of the step it is in, with nothing to send, and says so when the
+// step ends: agree() then ends the step on every rank with the first failing rank's message, so
+// that no rank waits for a peer that has given up. A rank that dies ends the job through MPI's
+// own error handling (mpirun stops the others).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpusort::distributed {
+
+// The failure of a distributed sort, on every rank: which rank failed, and why.
+class RankError : public std::runtime_error {
+public:
+    RankError(int rank, const std::string& cause) : std::runtime_error(cause), rank_(rank) {}
+    int rank() const { return rank_; }
+
+private:
+    int rank_;
+};
+
+class Communicator {
+public:
+    Communicator();  // MPI must be initialised
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+
+    // Every rank's `mine`, one after the other in rank order (sizes may differ between ranks).
+    std::vector<std::byte> all_gather(std::span<const std::byte> mine) const;
+    // Every rank's `mine` (the same count on every rank), in rank order.
+    std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine) const;
+    // `text` from rank `root` to every rank.
+    std::string broadcast(const std::string& text, int root) const;
+    // One round of the exchange: to[d] goes to rank d; returns what each rank sent here, by rank.
+    // Any size: pieces above 1 GiB go as several messages.
+    std::vector<std::vector<std::byte>> exchange(const std::vector<std::vector<std::byte>>& to) const;
+    // Ends a step: `failure` is this rank's (empty: it went well). Throws RankError with the failure
+    // of the lowest failing rank on every rank when any failed.
+    void agree(const std::string& failure) const;
+
+private:
+    int rank_ = 0;
+    int size_ = 1;
+};
+
+}  // namespace gpusort::distributed

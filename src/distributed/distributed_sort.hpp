@@ -1,0 +1,55 @@
+// The distributed sample sort of gpusort-mpi: one rank per GPU (or per share of the CPUs), every
+// rank on one INPUT that all of them see, one sorted OUTPUT (or one file per rank, --partitioned).
+//
+//   1. Each rank takes an equal, record-aligned range of INPUT.
+//   2. Each takes regular samples of its range; all ranks choose the same p - 1 splitters from all
+//      samples (key_points.hpp: ties broken by input position).
+//   3. Each reads its range twice in blocks: first counting the records for each part, then sending
+//      each block's records to the ranks whose parts they fall in, in rounds of the exchange. A rank
+//      stores what it receives in a temp file, each source's records in a region of their own, in
+//      input order.
+//   4. Each rank sorts its part with the single-process engine (sort_file: GPU or CPU, out of core
+//      when needed). Its sort is stable, and its part holds the records of lower ranks first, so
+//      equal keys keep their input order across ranks; with --unique, a rank drops a first record
+//      whose key ended the part before.
+//   5. Each rank copies its sorted part into OUTPUT at its offset (a hidden file that rank 0 moves to
+//      OUTPUT when every rank has succeeded) or into OUTPUT.RRRRR of its own.
+// A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left.
+#pragma once
+
+#include "gpusort/sort_file.hpp"
+#include "src/distributed/communicator.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusort::distributed {
+
+struct DistributedOptions {
+    SortOptions sort;          // INPUT, OUTPUT, the key, the budgets and the backend of each rank
+    bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
+};
+
+// The GPU of the rank that is `local_rank` among the ranks of its host: local_rank mod the GPUs.
+int device_of_local_rank(int local_rank);
+
+// The name of rank `rank`'s file under --partitioned: OUTPUT.00000 and on.
+std::string partition_name(const std::string& output, int rank);
+
+struct DistributedReport {
+    SortReport part;                              // this rank's sort of its part (empty when it got none)
+    std::uint64_t range_records = 0;              // records of this rank's range of INPUT
+    std::vector<std::uint64_t> part_records;      // records of every rank's part, as received
+    std::uint64_t output_records = 0;             // records of all parts, after --unique
+    std::uint64_t splitters = 0;
+    double imbalance = 0;                         // the largest part over the mean, less 1
+    std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
+    double exchange_seconds = 0;                  // counting and exchange, this rank
+    double seconds = 0;                           // the whole job, this rank
+};
+
+// Runs on every rank at once (collective). Throws RankError on every rank when any rank fails.
+DistributedReport distributed_sort(const DistributedOptions& options, const Communicator& ranks);
+
+}  // namespace gpusort::distributed

@@ -1,0 +1,220 @@
+// gpusort-mpi under mpirun with 1 to 4 ranks on this host (--oversubscribe), on the CPU backend:
+// its OUTPUT is byte-identical to gpusort-file's on the same input for every key type and record
+// layout, skewed, all-equal and sorted data, ranks with no data, --unique and --descending;
+// --partitioned gives files that concatenate to the same bytes; the parts stay balanced; a rank
+// that fails ends every rank with one message, no OUTPUT and no temp file.
+#include "cli_run.hpp"
+#include "scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace gpusort::testing;
+
+namespace {
+
+// Open MPI refuses to run as root unless told to (containers, CI machines).
+void allow_mpirun() {
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    // Containers may forbid reading another process's memory (CMA): copy through shared memory.
+    ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+}
+
+Result mpi_sort(int ranks, const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"--oversubscribe", "-n", std::to_string(ranks), GPUSORT_MPI_BIN,
+                                    "--backend", "cpu", "--threads", "1"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run(GPUSORT_MPIEXEC, all, allow_mpirun);
+}
+
+Result file_sort(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"--backend", "cpu", "--threads", "1"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run(GPUSORT_FILE_BIN, all);
+}
+
+void gen(const std::vector<std::string>& args) {
+    const Result r = run(GPUSORT_GEN_BIN, args);
+    ASSERT_EQ(r.status(), 0) << r.err;
+}
+
+// Sorts `input` with gpusort-file and with gpusort-mpi on 1 to 4 ranks under `options`, and
+// expects the same bytes; gpusort-check (given `check` options) confirms the reference.
+void expect_same_as_one_process(const ScratchDir& dir, const std::string& input, const std::vector<std::string>& options,
+                                const std::vector<std::string>& check, const std::string& what) {
+    std::vector<std::string> args = options;
+    args.insert(args.end(), {input, dir / "one"});
+    Result r = file_sort(args);
+    ASSERT_EQ(r.status(), 0) << what << ": " << r.err;
+    // gpusort-check confirms the reference: in order, and (but for --unique) the input's records.
+    std::vector<std::string> check_args;
+    bool unique = false;
+    for (const std::string& arg : check) {
+        if (arg == "--unique")
+            unique = true;
+        else
+            check_args.push_back(arg);
+    }
+    if (!unique) check_args.insert(check_args.end(), {"--input", input});
+    check_args.push_back(dir / "one");
+    r = run(GPUSORT_CHECK_BIN, check_args);
+    ASSERT_EQ(r.status(), 0) << what << ": " << r.out << r.err;
+    const std::string expected = read_text(dir / "one");
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+        std::vector<std::string> mpi_args = options;
+        mpi_args.insert(mpi_args.end(), {input, dir / "many"});
+        r = mpi_sort(ranks, mpi_args);
+        ASSERT_EQ(r.status(), 0) << what << " on " << ranks << " ranks: " << r.err;
+        EXPECT_EQ(r.err, "") << what << " on " << ranks << " ranks";
+        EXPECT_TRUE(read_text(dir / "many") == expected) << what << " on " << ranks << " ranks: not the same bytes";
+        ::unlink((dir / "many").c_str());
+    }
+    ::unlink((dir / "one").c_str());
+}
+
+// Lines of stderr that gpusort-mpi wrote (not mpirun).
+int count_lines_from_us(const std::string& err) {
+    int lines = 0;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) lines += line.rfind("gpusort-mpi: ", 0) == 0 ? 1 : 0;
+    return lines;
+}
+
+boost::property_tree::ptree stats_of(const std::string& json) {
+    std::istringstream in(json);
+    boost::property_tree::ptree tree;
+    boost::property_tree::read_json(in, tree);
+    return tree;
+}
+
+}  // namespace
+
+TEST(Distributed, EveryKeyTypeAndRecordLayoutGivesTheBytesOfOneProcess) {
+    ScratchDir dir;
+    for (const std::string type : {"u8", "i16", "u32", "i64", "f32", "f64"}) {
+        std::vector<std::string> args = {"--type", type, "--count", "50000", "--seed", "3", dir / ("in." + type)};
+        if (type[0] == 'f') args.push_back("--special");  // NaNs, infinities, signed zeros
+        gen(args);
+        expect_same_as_one_process(dir, dir / ("in." + type), {"--type", type}, {"--type", type}, type);
+        expect_same_as_one_process(dir, dir / ("in." + type), {"--type", type, "--descending"},
+                                   {"--type", type, "--descending"}, type + " descending");
+    }
+    gen({"--format", "gensort", "--count", "30000", "--seed", "4", dir / "in.dat"});
+    expect_same_as_one_process(dir, dir / "in.dat", {"--format", "gensort"}, {"--format", "gensort"}, "gensort");
+    // 16-byte records by a u16 at byte 2, then bytes 8..11 descending: many equal keys, so the
+    // order of equal keys across ranks (input order) shows.
+    gen({"--type", "u64", "--count", "40000", "--dist", "few-unique", "--seed", "5", dir / "in.rec"});
+    const std::vector<std::string> keys = {"--record-size", "16", "--key", "2:u16", "--key", "8:bytes:4:desc"};
+    expect_same_as_one_process(dir, dir / "in.rec", keys, keys, "records");
+}
+
+TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
+    ScratchDir dir;
+    for (const std::string dist : {"equal", "sorted", "reversed", "zipf", "few-unique", "uniform"}) {
+        gen({"--count", "200000", "--dist", dist, "--seed", "6", dir / "in"});
+        expect_same_as_one_process(dir, dir / "in", {}, {}, dist);
+        const Result r = mpi_sort(4, {"--stats", "-", dir / "in", dir / "out"});
+        ASSERT_EQ(r.status(), 0) << r.err;
+        const auto stats = stats_of(r.err);
+        EXPECT_EQ(stats.get<int>("ranks"), 4);
+        EXPECT_EQ(stats.get<std::uint64_t>("output_records"), 200000u);
+        std::uint64_t all = 0;
+        for (const auto& part : stats.get_child("part_records")) all += part.second.get_value<std::uint64_t>();
+        EXPECT_EQ(all, 200000u) << dist;
+        // Ties are broken by input position: even all-equal keys split evenly.
+        EXPECT_LT(stats.get<double>("imbalance"), 0.05) << dist << ": " << r.err;
+        ::unlink((dir / "out").c_str());
+    }
+}
+
+TEST(Distributed, RanksWithNoDataAndEmptyInputs) {
+    ScratchDir dir;
+    gen({"--count", "2", "--seed", "7", dir / "two"});  // ranks 0 and 2 of 4 get no records
+    expect_same_as_one_process(dir, dir / "two", {}, {}, "two records");
+    write_text(dir / "empty", "");
+    expect_same_as_one_process(dir, dir / "empty", {}, {}, "empty");
+    gen({"--count", "5", "--dist", "equal", "--seed", "7", dir / "five"});
+    expect_same_as_one_process(dir, dir / "five", {"--unique"}, {"--unique"}, "five equal, --unique");
+}
+
+TEST(Distributed, UniqueKeepsTheFirstOfEachKeyAcrossRanks) {
+    ScratchDir dir;
+    // 100-byte records with 300 distinct keys: the first of each in input order is kept, wherever
+    // its group falls between ranks.
+    gen({"--format", "gensort", "--count", "20000", "--seed", "8", dir / "in"});
+    const std::vector<std::string> key = {"--record-size", "100", "--key", "0:u8"};
+    expect_same_as_one_process(dir, dir / "in", {"--record-size", "100", "--key", "0:u8", "--unique"},
+                               {"--record-size", "100", "--key", "0:u8", "--unique"}, "gensort by one byte, --unique");
+    gen({"--count", "100000", "--dist", "few-unique", "--seed", "9", dir / "keys"});
+    expect_same_as_one_process(dir, dir / "keys", {"--unique"}, {"--unique"}, "few-unique u64, --unique");
+}
+
+TEST(Distributed, PartitionedOutputsConcatenateToTheSortedWhole) {
+    ScratchDir dir;
+    gen({"--count", "100000", "--dist", "zipf", "--seed", "10", dir / "in"});
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+        const Result r = mpi_sort(ranks, {"--partitioned", dir / "in", dir / "part"});
+        ASSERT_EQ(r.status(), 0) << r.err;
+        std::string whole;
+        for (int rank = 0; rank < ranks; ++rank) {
+            char suffix[8];
+            std::snprintf(suffix, sizeof suffix, ".%05d", rank);
+            const std::string name = dir / ("part" + std::string(suffix));
+            const Result check = run(GPUSORT_CHECK_BIN, {name});
+            EXPECT_EQ(check.status(), 0) << name << ": " << check.out << check.err;
+            whole += read_text(name);
+            ::unlink(name.c_str());
+        }
+        EXPECT_TRUE(whole == read_text(dir / "one")) << ranks << " ranks";
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "one"})) << ranks << " ranks";
+    }
+}
+
+TEST(Distributed, AFailingRankEndsEveryRankWithNoOutputAndNoTempFiles) {
+    ScratchDir dir, tmp;
+    gen({"--count", "100000", "--seed", "11", dir / "in"});
+    write_text(dir / "out", "keep me");
+    // Rank 1 of 2 is given a temp folder that does not exist (MPMD: each rank its own options).
+    const Result r = run(GPUSORT_MPIEXEC,
+                         {"--oversubscribe", "-n", "1", GPUSORT_MPI_BIN, "--backend", "cpu", "--tmp-dir", tmp.path(),
+                          dir / "in", dir / "out", ":", "-n", "1", GPUSORT_MPI_BIN, "--backend", "cpu", "--tmp-dir",
+                          dir / "missing", dir / "in", dir / "out"},
+                         allow_mpirun);
+    EXPECT_EQ(r.status(), 1) << r.err;
+    // One line of ours (mpirun adds its own report of the status after it).
+    EXPECT_EQ(r.err.rfind("gpusort-mpi: rank 1: cannot use temp folder '" + (dir / "missing") + "'", 0), 0u) << r.err;
+    EXPECT_EQ(count_lines_from_us(r.err), 1) << r.err;
+    EXPECT_EQ(read_text(dir / "out"), "keep me");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+    EXPECT_TRUE(tmp.entries().empty());
+
+    // A bad input fails on every rank: one line, from rank 0, and nothing written.
+    write_text(dir / "odd", std::string(13, 'x'));
+    const Result odd = mpi_sort(3, {dir / "odd", dir / "out"});
+    EXPECT_EQ(odd.status(), 1) << odd.err;
+    EXPECT_EQ(odd.err.rfind("gpusort-mpi: rank 0: ", 0), 0u) << odd.err;
+    EXPECT_EQ(count_lines_from_us(odd.err), 1) << odd.err;
+    EXPECT_NE(odd.err.find("not a multiple of the record size 8"), std::string::npos) << odd.err;
+    EXPECT_EQ(read_text(dir / "out"), "keep me");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "odd", "out"}));
+
+    // A command line that cannot be run: status 2, one line.
+    const Result bad = mpi_sort(2, {"--memory", "lots", dir / "in", dir / "out"});
+    EXPECT_EQ(bad.status(), 2) << bad.err;
+    EXPECT_EQ(bad.err.rfind("gpusort-mpi: --memory", 0), 0u) << bad.err;
+    EXPECT_EQ(count_lines_from_us(bad.err), 1) << bad.err;
+    const Result piped = mpi_sort(2, {dir / "in", dir / "out.zst"});
+    EXPECT_EQ(piped.status(), 1) << piped.err;
+    EXPECT_NE(piped.err.find("must be an uncompressed file"), std::string::npos) << piped.err;
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "odd", "out"}));
+}

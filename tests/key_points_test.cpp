@@ -1,0 +1,102 @@
+// The points of the distributed sort (src/distributed/key_points.hpp): their order (key, then input
+// position) against std::sort of the records under the key spec, regular sample indexes, and the
+// parts that splitters cut: in order, balanced when every key is equal.
+#include "src/distributed/key_points.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+using namespace gpusort;
+using namespace gpusort::distributed;
+
+namespace {
+
+// n records of 16 bytes: a u16 at byte 2 (few values), 4 bytes at 8 (compared descending).
+std::vector<std::byte> records_of(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::byte> data(n * 16);
+    for (auto& b : data) b = static_cast<std::byte>(rng() % 4);
+    return data;
+}
+
+KeySpec record_spec() {
+    KeySpec spec;
+    spec.record_size = 16;
+    KeyField number;
+    number.offset = 2;
+    number.length = 2;
+    number.type = KeyType::u16;
+    KeyField bytes;
+    bytes.offset = 8;
+    bytes.is_bytes = true;
+    bytes.length = 4;
+    bytes.descending = true;
+    spec.fields = {number, bytes};
+    return spec;
+}
+
+}  // namespace
+
+TEST(KeyPoints, OrderByKeyThenPositionAsTheReferenceOrdersRecords) {
+    const KeySpec spec = record_spec();
+    const KeyReader reader(spec);
+    const std::size_t n = 2000;
+    const std::vector<std::byte> data = records_of(n, 1);
+    std::vector<std::size_t> by_points(n), by_reference(n);
+    std::iota(by_points.begin(), by_points.end(), 0);
+    by_reference = by_points;
+    std::vector<KeyPoint> points;
+    for (std::size_t i = 0; i < n; ++i) points.push_back(reader.point(data.data() + i * 16, i));
+    std::sort(by_points.begin(), by_points.end(), [&](std::size_t a, std::size_t b) { return reader.before(points[a], points[b]); });
+    // The reference: the u16 little-endian ascending, then bytes 8..11 by memcmp descending, then position.
+    auto u16 = [&](std::size_t i) { return std::to_integer<unsigned>(data[i * 16 + 2]) | std::to_integer<unsigned>(data[i * 16 + 3]) << 8; };
+    std::stable_sort(by_reference.begin(), by_reference.end(), [&](std::size_t a, std::size_t b) {
+        if (u16(a) != u16(b)) return u16(a) < u16(b);
+        return std::memcmp(data.data() + a * 16 + 8, data.data() + b * 16 + 8, 4) > 0;
+    });
+    EXPECT_EQ(by_points, by_reference);
+    // Packed and unpacked, a point is the same point.
+    std::vector<std::byte> packed(reader.packed_bytes());
+    reader.pack(points[7], packed.data());
+    const KeyPoint back = reader.unpack(packed.data());
+    EXPECT_FALSE(reader.before(back, points[7]) || reader.before(points[7], back));
+    EXPECT_EQ(back.position, 7u);
+}
+
+TEST(KeyPoints, RegularSampleIndexesAreTheMiddlesOfEqualShares) {
+    EXPECT_EQ(regular_sample_indexes(100, 4), (std::vector<std::uint64_t>{12, 37, 62, 87}));
+    EXPECT_EQ(regular_sample_indexes(3, 10), (std::vector<std::uint64_t>{0, 1, 2}));
+    EXPECT_TRUE(regular_sample_indexes(0, 10).empty());
+}
+
+TEST(KeyPoints, SplittersCutPartsInOrderAndEvenWhenEveryKeyIsEqual) {
+    const KeyReader reader(whole_record_key(KeyType::u64, false));
+    for (const bool all_equal : {false, true}) {
+        const std::size_t n = 100000, parts = 7;
+        std::mt19937_64 rng(3);
+        std::vector<std::uint64_t> keys(n);
+        for (auto& k : keys) k = all_equal ? 42 : rng() % 1000;
+        std::vector<KeyPoint> points;
+        for (std::size_t i = 0; i < n; ++i) points.push_back(reader.point(reinterpret_cast<const std::byte*>(&keys[i]), i));
+        std::vector<KeyPoint> samples;
+        for (const std::uint64_t i : regular_sample_indexes(n, n / 2)) samples.push_back(points[i]);
+        const std::vector<KeyPoint> splitters = choose_splitters(samples, parts, reader);
+        ASSERT_EQ(splitters.size(), parts - 1);
+        std::vector<std::size_t> sizes(parts, 0);
+        for (const KeyPoint& p : points) ++sizes[part_of(p, splitters, reader)];
+        for (const std::size_t size : sizes)
+            EXPECT_NEAR(static_cast<double>(size), static_cast<double>(n) / parts, 0.05 * n / parts) << all_equal;
+        // In the order of the points, the parts never go down.
+        std::vector<std::size_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return reader.before(points[a], points[b]); });
+        for (std::size_t i = 1; i < n; ++i)
+            ASSERT_LE(part_of(points[order[i - 1]], splitters, reader), part_of(points[order[i]], splitters, reader));
+    }
+    EXPECT_TRUE(choose_splitters({}, 4, reader).empty());
+}
