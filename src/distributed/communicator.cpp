@@ -59,15 +59,19 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
     return out;
 }
 
-std::vector<std::vector<std::byte>> Communicator::exchange(const std::vector<std::vector<std::byte>>& to) const {
+std::vector<std::vector<std::byte>> Communicator::exchange(std::vector<std::vector<std::byte>> to) const {
     const auto ranks = static_cast<std::size_t>(size_);
     std::vector<std::uint64_t> send_sizes(ranks), receive_sizes(ranks);
     for (std::size_t d = 0; d < ranks; ++d) send_sizes[d] = to.at(d).size();
     check(MPI_Alltoall(send_sizes.data(), 1, MPI_UINT64_T, receive_sizes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
           "MPI_Alltoall");
     std::vector<std::vector<std::byte>> from(ranks);
+    const auto self = static_cast<std::size_t>(rank_);
+    from[self] = std::move(to[self]);
+    to[self].clear();
     std::vector<MPI_Request> requests;
     for (std::size_t s = 0; s < ranks; ++s) {
+        if (s == self) continue;
         from[s].resize(static_cast<std::size_t>(receive_sizes[s]));
         for (std::size_t at = 0; at < from[s].size(); at += kMaxMessage) {
             requests.emplace_back();
@@ -77,7 +81,7 @@ std::vector<std::vector<std::byte>> Communicator::exchange(const std::vector<std
         }
     }
     for (std::size_t d = 0; d < ranks; ++d)
-        for (std::size_t at = 0; at < to[d].size(); at += kMaxMessage) {
+        for (std::size_t at = 0; d != self && at < to[d].size(); at += kMaxMessage) {
             requests.emplace_back();
             check(MPI_Isend(to[d].data() + at, static_cast<int>(std::min(kMaxMessage, to[d].size() - at)), MPI_BYTE,
                             static_cast<int>(d), 0, MPI_COMM_WORLD, &requests.back()),

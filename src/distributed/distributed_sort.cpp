@@ -6,6 +6,7 @@
 #include "io/atomic_output_file.hpp"
 #include "io/file.hpp"
 #include "io/io_error.hpp"
+#include "io/parallel_io.hpp"
 #include "io/signal_cleanup.hpp"
 #include "io/temp_file.hpp"
 #include "src/distributed/key_points.hpp"
@@ -45,7 +46,7 @@ std::size_t samples_per_rank(int ranks) { return std::max<std::size_t>(16384, 32
 std::uint64_t block_bytes(const SortOptions& sort, int ranks, std::size_t width) {
     const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
     std::uint64_t block = std::clamp<std::uint64_t>(budget / (2 * (static_cast<std::uint64_t>(ranks) + 1)),
-                                                    std::uint64_t{1} << 20, std::uint64_t{64} << 20);
+                                                    std::uint64_t{1} << 20, std::uint64_t{256} << 20);
     return std::max<std::uint64_t>(1, block / width) * width;
 }
 
@@ -110,28 +111,18 @@ private:
     io::UnlinkOnSignal cleanup_;
 };
 
-// Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`.
+// Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`, in large pieces, each read
+// and written on all threads.
 void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File& to, std::uint64_t to_offset,
                 std::uint64_t bytes) {
-    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, std::uint64_t{16} << 20)));
+    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, std::uint64_t{256} << 20)));
     for (std::uint64_t done = 0; done < bytes;) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), bytes - done));
         const std::span<std::byte> piece(buffer.data(), n);
-        from.read_at(from_offset + done, piece);
-        to.write_at(to_offset + done, piece);
+        io::read_parallel(from, from_offset + done, piece);
+        io::write_parallel(to, to_offset + done, piece);
         done += n;
     }
-}
-
-// The part of each record of `block` (its first record has input position `first`), on all threads.
-void classify(const KeyReader& reader, const std::vector<KeyPoint>& splitters, std::span<const std::byte> block,
-              std::uint64_t first, std::vector<std::uint32_t>& parts) {
-    const std::size_t width = reader.record_size();
-    parts.resize(block.size() / width);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 4096), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i)
-            parts[i] = static_cast<std::uint32_t>(part_of(reader.point(block.data() + i * width, first + i), splitters, reader));
-    });
 }
 
 // The records of `block` by part, each part's in block order: a counting sort, on all threads
@@ -228,7 +219,13 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.range_records = records;
 
     // 2. Samples and splitters.
+    auto step_start = Clock::now();
+    auto end_step = [&](double& seconds) {
+        seconds = seconds_since(step_start);
+        step_start = Clock::now();
+    };
     std::vector<KeyPoint> splitters;
+    std::optional<PartFinder> finder;
     {
         std::vector<std::byte> packed;
         step([&] {
@@ -246,17 +243,18 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             samples.push_back(reader->unpack(all.data() + at));
         splitters = choose_splitters(std::move(samples), static_cast<std::size_t>(p), *reader);
         report.splitters = splitters.size();
+        finder.emplace(spec, splitters);
     }
+    end_step(report.step_seconds.samples);
 
     // 3. The counted exchange: every record of the range goes to the rank of its part.
-    const auto exchange_start = Clock::now();
     const std::uint64_t block_records = block_bytes(sort, p, width) / width;
     auto for_each_block = [&](const std::function<void(std::uint64_t block_first, std::span<const std::byte>)>& f) {
         std::vector<std::byte> block;
         for (std::uint64_t at = 0; at < records; at += block_records) {
             const std::uint64_t n = std::min(block_records, records - at);
             block.resize(static_cast<std::size_t>(n * width));
-            input.read_at((first + at) * width, block);
+            io::read_parallel(input, (first + at) * width, block);
             f(first + at, block);
         }
     };
@@ -264,11 +262,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::vector<std::uint32_t> parts;  // of the records of a block
     step([&] {
         for_each_block([&](std::uint64_t block_first, std::span<const std::byte> block) {
-            classify(*reader, splitters, block, block_first, parts);
+            finder->find(block, block_first, parts);
             for (const std::uint32_t part : parts) ++counts[part];
         });
     });
     ranks.agree(step.failure());
+    end_step(report.step_seconds.counting);
     const std::vector<std::uint64_t> matrix = ranks.all_gather(counts);  // matrix[s * p + d]: from s to d
     auto count_of = [&](int s, int d) { return matrix[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)]; };
     report.part_records.assign(static_cast<std::size_t>(p), 0);
@@ -310,24 +309,24 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             if (at >= records) return;
             const std::uint64_t n = std::min(block_records, records - at);
             block.resize(static_cast<std::size_t>(n * width));
-            input.read_at((first + at) * width, block);
-            classify(*reader, splitters, block, first + at, parts);
+            io::read_parallel(input, (first + at) * width, block);
+            finder->find(block, first + at, parts);
             to = scatter(block, parts, static_cast<std::size_t>(p), width);
         });
-        const std::vector<std::vector<std::byte>> from = ranks.exchange(to);
         for (int d = 0; d < p; ++d)
             if (d != rank) report.exchange_bytes_sent += to[static_cast<std::size_t>(d)].size();
+        const std::vector<std::vector<std::byte>> from = ranks.exchange(std::move(to));
         step([&] {
             for (int s = 0; s < p; ++s) {
                 const auto& piece = from[static_cast<std::size_t>(s)];
-                received->write_at(cursor[static_cast<std::size_t>(s)], piece);
+                io::write_parallel(*received, cursor[static_cast<std::size_t>(s)], piece);
                 cursor[static_cast<std::size_t>(s)] += piece.size();
             }
         });
     }
     ranks.agree(step.failure());
     input = io::File();
-    report.exchange_seconds = seconds_since(exchange_start);
+    end_step(report.step_seconds.exchange);
 
     // 4. This rank's part, sorted by the single-process engine into a file of its own.
     std::optional<io::File> sorted;
@@ -345,6 +344,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     });
     received.reset();
     ranks.agree(step.failure());
+    end_step(report.step_seconds.sort);
 
     // --unique: a part's first record goes when its key ended the part before (the last part with
     // records), since that part kept the first of the key in input order.
@@ -424,6 +424,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         });
         ranks.agree(step.failure());
     }
+    end_step(report.step_seconds.output);
     report.seconds = seconds_since(start);
     return report;
 }

@@ -45,7 +45,11 @@ struct DistributedReport {
     std::uint64_t splitters = 0;
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
-    double exchange_seconds = 0;                  // counting and exchange, this rank
+    // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
+    // sort of its part, and the part into OUTPUT (copy and commit).
+    struct Seconds {
+        double samples = 0, counting = 0, exchange = 0, sort = 0, output = 0;
+    } step_seconds;
     double seconds = 0;                           // the whole job, this rank
 };
 

@@ -1,10 +1,14 @@
 // KeyReader, regular samples, splitters and the part of a point.
 #include "src/distributed/key_points.hpp"
 
+#include "src/keys/key_dispatch.hpp"
 #include "src/keys/record_layout.hpp"
 
 #include <algorithm>
 #include <cstring>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 namespace gpusort::distributed {
 
@@ -61,6 +65,51 @@ std::size_t part_of(const KeyPoint& point, const std::vector<KeyPoint>& splitter
     const auto after = std::upper_bound(splitters.begin(), splitters.end(), point,
                                         [&](const KeyPoint& p, const KeyPoint& s) { return reader.before(p, s); });
     return static_cast<std::size_t>(after - splitters.begin());
+}
+
+PartFinder::PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters)
+    : fixed_(fixed_key_spec(spec)), record_size_(spec.record_size), words_(key_words(spec)) {
+    for (const KeyPoint& splitter : splitters) {
+        // A point's key bytes are the words, big-endian, zero-padded.
+        for (std::size_t w = 0; w < words_; ++w) {
+            std::uint64_t word = 0;
+            for (std::size_t b = 0; b < 8; ++b) word = word << 8 | splitter.key[8 * w + b];
+            key_words_.push_back(word);
+        }
+        positions_.push_back(splitter.position);
+    }
+}
+
+void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, std::vector<std::uint32_t>& parts) const {
+    parts.assign(records.size() / record_size_, 0);
+    const std::size_t splitters = positions_.size();
+    if (splitters == 0) return;
+    with_key_words(words_, [&](auto words) {
+        constexpr std::size_t W = decltype(words)::value;
+        auto splitter = [&](std::size_t s) {
+            RecordKey<W> key;
+            for (std::size_t w = 0; w < W; ++w) key.word[w] = key_words_[s * words_ + w];
+            return key;
+        };
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 4096), [&](const tbb::blocked_range<std::size_t>& r) {
+            for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                const RecordKey<W> key =
+                    record_key<W>(reinterpret_cast<const unsigned char*>(records.data() + i * record_size_), fixed_);
+                const std::uint64_t position = first + i;
+                // The splitters at or before (key, position).
+                std::size_t lo = 0, hi = splitters;
+                while (lo < hi) {
+                    const std::size_t mid = (lo + hi) / 2;
+                    const RecordKey<W> s = splitter(mid);
+                    if (key < s || (key == s && position < positions_[mid]))
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                parts[i] = static_cast<std::uint32_t>(lo);
+            }
+        });
+    });
 }
 
 }  // namespace gpusort::distributed

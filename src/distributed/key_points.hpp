@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace gpusort::distributed {
@@ -52,5 +53,22 @@ std::vector<KeyPoint> choose_splitters(std::vector<KeyPoint> samples, std::size_
 
 // The part that `point` goes to: the number of splitters at or before it (0 .. splitters.size()).
 std::size_t part_of(const KeyPoint& point, const std::vector<KeyPoint>& splitters, const KeyReader& reader);
+
+// The parts of many records at once: the splitters as key words (key_rules.hpp: what the sorters
+// compare), so that a record's part costs its key words and a binary search of integers. Gives
+// what part_of gives.
+class PartFinder {
+public:
+    PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters);
+    // parts[i] = the part of record i of `records`, whose input position is first + i; on all threads.
+    void find(std::span<const std::byte> records, std::uint64_t first, std::vector<std::uint32_t>& parts) const;
+
+private:
+    FixedKeySpec fixed_;
+    std::size_t record_size_;
+    std::size_t words_;                      // key words per splitter
+    std::vector<std::uint64_t> key_words_;   // words_ per splitter, most significant first
+    std::vector<std::uint64_t> positions_;
+};
 
 }  // namespace gpusort::distributed

@@ -44,6 +44,9 @@ std::string stats_json(const DistributedReport& report, const std::vector<std::u
         << "  \"imbalance\": " << report.imbalance << ",\n"
         << "  \"output_records\": " << report.output_records << ",\n"
         << "  \"exchange_bytes_sent\": " << list(sent_of_rank) << ",\n"
+        << "  \"rank0_seconds\": {\"samples\": " << report.step_seconds.samples
+        << ", \"counting\": " << report.step_seconds.counting << ", \"exchange\": " << report.step_seconds.exchange
+        << ", \"sort\": " << report.step_seconds.sort << ", \"output\": " << report.step_seconds.output << "},\n"
         << "  \"seconds\": " << seconds << "\n"
         << "}\n";
     return out.str();
