@@ -11,10 +11,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <thread>
 
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 using namespace gpusort;
 using namespace gpusort::testing;
@@ -169,6 +171,45 @@ public:
 };
 
 }  // namespace
+
+// The selections of a cut run in parallel, and each reads windows of entries of a run in a file
+// with a parallel read (a read across a block boundary is two reads) into scratch buffers of its
+// thread. A thread waiting for such a read once started another selection, which took the same
+// scratch buffers from under the first: wrong splits, and heap corruption when a buffer grew (found
+// by the soak on the GPU machine: a stable sort of records through a sequential output on 16
+// threads came out unstable, once with glibc's "corrupted size vs. prev_size"). Runs of 16-byte
+// entries (a key and a payload) with a stride of 2^16 make every window a 1 MiB read; the splits
+// must equal those of the same keys held in memory.
+TEST(RunSlices, ASelectionWaitingForItsReadsStartsNoOtherSelection) {
+    ScratchDir dir;
+    std::mt19937_64 rng(21);
+    constexpr std::uint64_t kStride = std::uint64_t{1} << 16;
+    constexpr std::size_t kEntry = 16;
+    auto file = std::make_shared<io::File>(io::create_temp_file(dir.path()));
+    std::vector<std::vector<std::uint64_t>> keys(4);
+    std::vector<SortedRun<std::uint64_t>> runs;
+    std::uint64_t offset = 0;
+    for (auto& run_keys : keys) {
+        run_keys.resize(12 * kStride + rng() % kStride);
+        for (auto& key : run_keys) key = rng() % 100;  // long stretches of equal keys
+        std::sort(run_keys.begin(), run_keys.end());
+        std::vector<std::byte> entries(run_keys.size() * kEntry);
+        for (std::size_t i = 0; i < run_keys.size(); ++i) std::memcpy(entries.data() + i * kEntry, &run_keys[i], 8);
+        file->write_at(offset * kEntry, entries);
+        runs.push_back(SortedRun<std::uint64_t>::in_file(file, offset, run_keys.size(), kStride, kEntry));
+        take_samples<std::uint64_t>(entries, kEntry, 0, kStride, runs.back().samples);
+        offset += run_keys.size();
+    }
+    std::vector<SpanSequence<std::uint64_t>> in_memory;
+    for (const auto& run_keys : keys) in_memory.emplace_back(std::span<const std::uint64_t>(run_keys));
+    const std::uint64_t slices = 2000;
+    tbb::task_arena arena(8);  // more threads than cores: many waits
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const RunSlices cut = arena.execute([&] { return cut_into_slices<std::uint64_t>(runs, slices); });
+        for (std::uint64_t s = 0; s <= slices; ++s)
+            ASSERT_EQ(cut.split[s], multiway_select<SpanSequence<std::uint64_t>>(in_memory, cut.rank[s])) << "slice " << s;
+    }
+}
 
 TEST(SliceMerge, SlicesOfAllRunsSortedAsChunksGiveTheMergedOutput) {
     std::mt19937_64 rng(10);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 namespace gpusort {
 
@@ -35,8 +36,11 @@ RunSlices cut_into_slices(std::span<const SortedRun<T>> runs, std::uint64_t slic
     cut.rank.resize(slices + 1);
     cut.split.resize(slices + 1);
     for (std::uint64_t s = 0; s <= slices; ++s) cut.rank[s] = mul_div(total, s, slices);
+    // Isolated: a selection reads windows of a run into scratch buffers of its thread, with parallel
+    // reads; a thread that waits for one of them must not start another selection, which would take
+    // the same buffers from under it (wrong splits; heap corruption when a buffer grows).
     tbb::parallel_for(std::uint64_t{0}, slices + 1, [&](std::uint64_t s) {
-        cut.split[s] = multiway_select<RunSequence<T>>(seqs, cut.rank[s]);
+        tbb::this_task_arena::isolate([&] { cut.split[s] = multiway_select<RunSequence<T>>(seqs, cut.rank[s]); });
     });
     return cut;
 }
