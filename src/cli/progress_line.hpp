@@ -54,9 +54,9 @@ private:
 
 // While alive, a thread redraws the line on `fd` every `interval` ("\r", the line, "\x1b[K" to
 // clear what a longer line left); on destruction it draws the final state, or the summary given to
-// finish(), and ends the line with "\n". Nothing it writes throws or raises SIGPIPE: interrupted writes are retried, a full
-// non-blocking descriptor drops a frame (the next one starts over at "\r"), and any other write
-// error stops the drawing.
+// finish(), and ends the line with "\n". Nothing it writes throws or raises SIGPIPE: interrupted
+// writes are retried, a full non-blocking descriptor drops a frame (the next one starts over at
+// "\r"), and any other write error stops the drawing.
 class ProgressLine {
 public:
     ProgressLine(const ProgressCounters& counters, int fd,
