@@ -16,10 +16,11 @@ namespace gpusort::io {
 // Bytes per block of one parallel transfer (the file's direct piece with direct I/O).
 inline constexpr std::size_t kParallelIoBlock = std::size_t{8} << 20;
 
-// The bytes of a large transfer between two counts of progress, on `threads` threads: each piece
-// is itself parallel (four blocks per thread keep them all busy), and a progress line moves as the
-// pieces go. 64 MiB at least.
-inline std::size_t progress_piece_bytes(unsigned threads) {
+// The pieces of a large transfer of `whole` bytes on `threads` threads: while progress is counted,
+// 64 MiB or more between two counts (each piece is itself parallel: four blocks per thread keep
+// them all busy), so that a progress line moves as the pieces go; else the whole transfer at once.
+inline std::size_t progress_piece_bytes(bool counting, unsigned threads, std::size_t whole) {
+    if (!counting) return whole;
     return std::max<std::size_t>(std::size_t{64} << 20, std::size_t{4} * threads * kParallelIoBlock);
 }
 

@@ -16,6 +16,13 @@ using namespace gpusort::distributed;
 
 namespace {
 
+// The reference part of a point: the number of splitters at or before it, by the points' order.
+std::size_t part_of(const KeyPoint& point, const std::vector<KeyPoint>& splitters, const KeyReader& reader) {
+    const auto after = std::upper_bound(splitters.begin(), splitters.end(), point,
+                                        [&](const KeyPoint& p, const KeyPoint& s) { return reader.before(p, s); });
+    return static_cast<std::size_t>(after - splitters.begin());
+}
+
 // n records of 16 bytes: a u16 at byte 2 (few values), 4 bytes at 8 (compared descending).
 std::vector<std::byte> records_of(std::size_t n, std::uint64_t seed) {
     std::mt19937_64 rng(seed);

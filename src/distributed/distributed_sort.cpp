@@ -249,22 +249,22 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
 
     // 3. The counted exchange: every record of the range goes to the rank of its part.
     const std::uint64_t block_records = block_bytes(sort, p, width) / width;
-    auto for_each_block = [&](const std::function<void(std::uint64_t block_first, std::span<const std::byte>)>& f) {
-        std::vector<std::byte> block;
-        for (std::uint64_t at = 0; at < records; at += block_records) {
-            const std::uint64_t n = std::min(block_records, records - at);
-            block.resize(static_cast<std::size_t>(n * width));
-            io::read_parallel(input, (first + at) * width, block);
-            f(first + at, block);
-        }
+    const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
+    std::vector<std::byte> block;
+    std::vector<std::uint32_t> parts;  // of the records of the block
+    // Reads block `round` of this rank's range and finds the part of each of its records.
+    auto read_block = [&](std::uint64_t round) {
+        const std::uint64_t at = round * block_records;
+        block.resize(static_cast<std::size_t>(std::min(block_records, records - at) * width));
+        io::read_parallel(input, (first + at) * width, block);
+        finder->find(block, first + at, parts);
     };
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
-    std::vector<std::uint32_t> parts;  // of the records of a block
     step([&] {
-        for_each_block([&](std::uint64_t block_first, std::span<const std::byte> block) {
-            finder->find(block, block_first, parts);
+        for (std::uint64_t round = 0; round < my_rounds; ++round) {
+            read_block(round);
             for (const std::uint32_t part : parts) ++counts[part];
-        });
+        }
     });
     ranks.agree(step.failure());
     end_step(report.step_seconds.counting);
@@ -297,20 +297,14 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         }
     });
     ranks.agree(step.failure());
-    const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
     std::uint64_t rounds = 0;
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
-    std::vector<std::byte> block;
     for (std::uint64_t round = 0; round < rounds; ++round) {
         std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(p));
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
         step([&] {
-            const std::uint64_t at = round * block_records;
-            if (at >= records) return;
-            const std::uint64_t n = std::min(block_records, records - at);
-            block.resize(static_cast<std::size_t>(n * width));
-            io::read_parallel(input, (first + at) * width, block);
-            finder->find(block, first + at, parts);
+            if (round >= my_rounds) return;
+            read_block(round);
             to = scatter(block, parts, static_cast<std::size_t>(p), width);
         });
         for (int d = 0; d < p; ++d)

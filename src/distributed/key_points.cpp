@@ -12,19 +12,12 @@
 
 namespace gpusort::distributed {
 
-KeyReader::KeyReader(const KeySpec& spec)
-    : fixed_(fixed_key_spec(spec)), record_size_(spec.record_size), key_bytes_(spec.normalized_bytes()) {}
+KeyReader::KeyReader(const KeySpec& spec) : spec_(spec), key_bytes_(spec.normalized_bytes()) { spec_.validate(); }
 
 KeyPoint KeyReader::point(const std::byte* record, std::uint64_t position) const {
     KeyPoint point;
     point.position = position;
-    unsigned char* out = point.key.data();
-    for (std::uint32_t p = 0; p < fixed_.piece_count; ++p) {
-        const FixedKeyPiece& piece = fixed_.pieces[p];
-        const std::uint64_t key = normalized_piece(reinterpret_cast<const unsigned char*>(record), piece);
-        for (std::uint32_t i = 0; i < piece.bytes; ++i)
-            *out++ = static_cast<unsigned char>((key >> (8 * (piece.bytes - 1 - i))) & 0xff);
-    }
+    normalize_record_key(spec_, record, reinterpret_cast<std::byte*>(point.key.data()));
     return point;
 }
 
@@ -59,12 +52,6 @@ std::vector<KeyPoint> choose_splitters(std::vector<KeyPoint> samples, std::size_
     std::vector<KeyPoint> splitters;
     for (std::size_t i = 1; i < parts; ++i) splitters.push_back(samples[i * samples.size() / parts]);
     return splitters;
-}
-
-std::size_t part_of(const KeyPoint& point, const std::vector<KeyPoint>& splitters, const KeyReader& reader) {
-    const auto after = std::upper_bound(splitters.begin(), splitters.end(), point,
-                                        [&](const KeyPoint& p, const KeyPoint& s) { return reader.before(p, s); });
-    return static_cast<std::size_t>(after - splitters.begin());
 }
 
 PartFinder::PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters)

@@ -26,7 +26,7 @@ struct KeyPoint {
 class KeyReader {
 public:
     explicit KeyReader(const KeySpec& spec);
-    std::size_t record_size() const { return record_size_; }
+    std::size_t record_size() const { return spec_.record_size; }
     std::size_t key_bytes() const { return key_bytes_; }
     KeyPoint point(const std::byte* record, std::uint64_t position) const;
     // a before b: by key, then by position.
@@ -38,8 +38,7 @@ public:
     KeyPoint unpack(const std::byte* in) const;
 
 private:
-    FixedKeySpec fixed_;
-    std::size_t record_size_;
+    KeySpec spec_;
     std::size_t key_bytes_;
 };
 
@@ -51,12 +50,9 @@ std::vector<std::uint64_t> regular_sample_indexes(std::uint64_t records, std::si
 // parts - 1, of all n in order. With no samples (no records at all), none.
 std::vector<KeyPoint> choose_splitters(std::vector<KeyPoint> samples, std::size_t parts, const KeyReader& reader);
 
-// The part that `point` goes to: the number of splitters at or before it (0 .. splitters.size()).
-std::size_t part_of(const KeyPoint& point, const std::vector<KeyPoint>& splitters, const KeyReader& reader);
-
 // The parts of many records at once: the splitters as key words (key_rules.hpp: what the sorters
-// compare), so that a record's part costs its key words and a binary search of integers. Gives
-// what part_of gives.
+// compare), so that a record's part costs its key words and a binary search of integers: the number
+// of splitters at or before the record's point (0 .. splitters.size()).
 class PartFinder {
 public:
     PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters);

@@ -37,7 +37,7 @@ using ReadAt = std::function<void(std::uint64_t offset, std::span<std::byte> byt
 inline void store_counted(std::span<const std::byte> entries, std::size_t entry, std::size_t input_width,
                           ProgressCounters* progress, unsigned threads,
                           const std::function<void(std::uint64_t offset, std::span<const std::byte> piece)>& store) {
-    const std::size_t piece_bytes = progress ? io::progress_piece_bytes(threads) : entries.size();
+    const std::size_t piece_bytes = io::progress_piece_bytes(progress != nullptr, threads, entries.size());
     io::for_each_piece(entries, entry, piece_bytes, [&](std::size_t offset, std::span<const std::byte> piece) {
         store(offset, piece);
         if (progress) progress->add(piece.size() / entry * input_width);

@@ -233,7 +233,7 @@ struct SortJob {
     }
     // A transfer of `bytes` is cut into pieces of this size: counted as they go, or at once.
     std::size_t piece_bytes(std::size_t bytes) const {
-        return progress ? io::progress_piece_bytes(planned.plan.threads) : bytes;
+        return io::progress_piece_bytes(progress != nullptr, planned.plan.threads, bytes);
     }
 };
 
