@@ -348,7 +348,7 @@ TEST_F(Pipeline, ProgressLineIsDrawnOnATerminalByDefaultAndSilencedByQuiet) {
     ASSERT_GE(frames.size(), 3u) << shown;
     EXPECT_NE(shown.find("sorting   "), std::string::npos) << shown;
     EXPECT_NE(shown.find(" of 160.00 MiB  "), std::string::npos) << shown;
-    EXPECT_NE(shown.find("MB/s"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("B/s"), std::string::npos) << shown;  // a rate, in whatever unit a busy machine gives
     EXPECT_NE(shown.find(" left"), std::string::npos) << shown;
     // The phases come in the order the sort takes them, and no time left says 0:00.
     const std::vector<std::string> order = {"starting", "reading", "sorting", "merging", "writing", "flushing", "verifying"};
