@@ -5,38 +5,30 @@
 // keys in any order). The input must fit in memory; no budget, no spill, no checks beyond I/O.
 //   gpusort-bench-ips4o --type u32|u64|gensort [--threads N] INPUT OUTPUT
 // Prints the seconds of its phases (read, sort, write) on stderr; exit status 0, 1 on an I/O
-// error, 2 on a bad command line.
+// error, 2 on a bad command line (peer_args.hpp).
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
+#include "tools/bench/peer_args.hpp"
 
 #include <ips4o.hpp>
 #include <tbb/global_control.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
 #include <memory>
 #include <span>
 #include <string>
-#include <thread>
-#include <vector>
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Gensort {
-    std::array<unsigned char, 100> bytes;
-    friend bool operator<(const Gensort& a, const Gensort& b) { return std::memcmp(a.bytes.data(), b.bytes.data(), 10) < 0; }
-};
-static_assert(sizeof(Gensort) == 100);
+using gpusort::bench::Gensort;
 
 template <class T>
 void sort_as(std::byte* data, std::size_t bytes, unsigned threads) {
@@ -52,46 +44,19 @@ void sort_as(std::byte* data, std::size_t bytes, unsigned threads) {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-[[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr, "gpusort-bench-ips4o: %s\nusage: gpusort-bench-ips4o --type u32|u64|gensort [--threads N] INPUT OUTPUT\n",
-                 why.c_str());
-    std::exit(2);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string type, input, output;
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::string> operands;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if ((arg == "--type" || arg == "--threads") && i + 1 < argc) {
-            const std::string value = argv[++i];
-            if (arg == "--type") {
-                type = value;
-            } else {
-                char* end = nullptr;
-                const unsigned long n = std::strtoul(value.c_str(), &end, 10);
-                if (value.empty() || *end != '\0' || n == 0 || n > 1024) usage("--threads: 1 to 1024");
-                threads = static_cast<unsigned>(n);
-            }
-        } else if (arg.rfind("--", 0) == 0) {
-            usage("unknown option '" + arg + "'");
-        } else {
-            operands.push_back(arg);
-        }
-    }
-    if (operands.size() != 2) usage("expected INPUT and OUTPUT");
-    const std::size_t width = type == "u32" ? 4 : type == "u64" ? 8 : type == "gensort" ? 100 : 0;
-    if (width == 0) usage("--type: u32, u64 or gensort");
-    input = operands[0];
-    output = operands[1];
+    const gpusort::bench::PeerArgs args = gpusort::bench::parse_peer_args(argc, argv, "gpusort-bench-ips4o", false);
+    const std::string& input = args.input;
+    const std::string& output = args.output;
+    const std::size_t width = args.width;
+    const unsigned threads = args.threads;
     try {
         const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
         const gpusort::io::File in = gpusort::io::File::open_read(input);
         const std::uint64_t size = in.size();
-        if (size % width != 0) throw std::runtime_error("'" + input + "' is not a whole number of " + type + " records");
+        if (size % width != 0) throw std::runtime_error("'" + input + "' is not a whole number of " + args.type + " records");
         const std::unique_ptr<std::byte[]> data(new std::byte[std::max<std::uint64_t>(size, 1)]);
         const std::span<std::byte> all(data.get(), static_cast<std::size_t>(size));
 

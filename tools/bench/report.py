@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""The table and plots of a benchmark run (compare.py), from its results.csv (or several, from
+runs of parts of the workloads on the same machine in one sitting):
+  table.md                the medians, each with its ratio to cp and to the best peer, and
+                          gpusort's phases
+  time_vs_cp.png          every program's time on every workload, as a multiple of cp's
+  throughput_vs_size.png  GB/s against file size, per program, for random u32 and u64 keys
+  gpusort_phases.png      where gpusort-file's time goes, per workload: its phases (--stats)
+                          stacked, beside the wall clock
+The plots need matplotlib (Debian: python3-matplotlib); without it the table says they were not made.
+
+  tools/bench/report.py --out DIR [--repeat N] [--machine TEXT] [--missing FILE...] RESULTS.csv...
+"""
+import argparse
+import csv
+import os
+import sys
+
+PHASES = ["read", "copy_in", "sort", "copy_out", "write", "merge"]
+ORDER = ["cp", "zstd", "gpusort-gpu", "gpusort-cpu", "ips4o", "stxxl", "gnu-sort"]
+COLORS = {"cp": "#7f7f7f", "zstd": "#bcbd22", "gpusort-gpu": "#2ca02c", "gpusort-cpu": "#98df8a",
+          "ips4o": "#1f77b4", "stxxl": "#ff7f0e", "gnu-sort": "#d62728"}
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
+    return rows
+
+
+def workload_order(rows):
+    seen = []
+    for r in rows:
+        if r["workload"] not in seen:
+            seen.append(r["workload"])
+    return seen
+
+
+def table(rows, repeat, machine, missing):
+    lines = [f"Machine: {machine}.", "",
+             f"Median of {repeat} runs, each into a fresh output, the input in the page cache. "
+             "vs cp: time / time of `cp` of the same file (of `cat | cat` for the pipe case); "
+             "vs best peer: time / time of the fastest of ips4o, stxxl and GNU sort on the same workload. "
+             "gpusort's phases come from `--stats` of its median run, summed over chunks (they overlap).", "",
+             "| workload | program | median s | GB/s | vs cp | vs best peer | gpusort phases: read / copy in / sort / "
+             "copy out / write / merge (s) | runs |",
+             "|---|---|---|---|---|---|---|---|"]
+    for w in workload_order(rows):
+        for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: ORDER.index(r["program"])):
+            phases = " / ".join(r[p] for p in PHASES) if r.get("read") else ""
+            lines.append(f"| {w} ({int(r['bytes']) / 1e9:.2f} GB) | {r['program']} | {float(r['median_s']):.2f} | "
+                         f"{r['gb_per_s']} | {r['vs_cp']} | {r['vs_best_peer']} | {phases} | {r.get('runs', '')} |")
+    if missing:
+        lines += ["", "Not run here:"] + [f"- {m}" for m in missing]
+    return "\n".join(lines) + "\n"
+
+
+def plots(rows, out, repeat, machine):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    note = f"median of {repeat} runs; {machine}"
+
+    # 1. Every program's time as a multiple of cp's, per workload.
+    names = workload_order(rows)
+    programs = [p for p in ORDER if any(r["program"] == p for r in rows) and p != "cp"]
+    fig, ax = plt.subplots(figsize=(12, 0.55 * len(names) * max(1, len(programs)) / 3 + 2))
+    height = 0.8 / max(1, len(programs))
+    for i, p in enumerate(programs):
+        ys, xs = [], []
+        for j, w in enumerate(names):
+            r = next((r for r in rows if r["workload"] == w and r["program"] == p), None)
+            if r and r["vs_cp"]:
+                ys.append(j + i * height)
+                xs.append(float(r["vs_cp"]))
+        ax.barh(ys, xs, height=height, color=COLORS[p], label=p)
+        for y, x in zip(ys, xs):
+            ax.text(x, y, f" {x:.2f}", va="center", fontsize=7)
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.text(1.0, -0.6, " cp = 1", fontsize=8)
+    ax.set_yticks([j + height * (len(programs) - 1) / 2 for j in range(len(names))])
+    ax.set_yticklabels(names)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    top = max([float(r["vs_cp"]) for r in rows if r["vs_cp"]] + [1.0])
+    ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128) if t <= 2 * top]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{t:g}x" for t in ticks])
+    ax.set_xlabel("time as a multiple of cp of the same file (log scale; left of the line: faster than cp)")
+    ax.set_title(f"Sort time relative to copying the file: shorter is faster\n({note})", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "time_vs_cp.png"), dpi=110)
+    plt.close(fig)
+    made.append("time_vs_cp.png")
+
+    # 2. Throughput against size for the plain random keys.
+    series = {}
+    for r in rows:
+        parts = r["workload"].split("-")
+        if len(parts) == 2 and parts[0] in ("u32", "u64"):
+            series.setdefault(parts[0], {}).setdefault(r["program"], []).append(
+                (int(r["bytes"]) / 2**30, float(r["gb_per_s"])))
+    if series:
+        fig, axes = plt.subplots(1, len(series), figsize=(6 * len(series), 4.5), squeeze=False)
+        for ax, (key, by_program) in zip(axes[0], sorted(series.items())):
+            for p in ORDER:
+                if p in by_program:
+                    points = sorted(by_program[p])
+                    ax.plot([x for x, _ in points], [y for _, y in points], marker="o", color=COLORS[p], label=p)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            sizes = sorted({x for points in by_program.values() for x, _ in points})
+            ax.set_xticks(sizes)
+            ax.set_xticklabels([f"{x * 1024:g} MiB" if x < 1 else f"{x:g} GiB" for x in sizes])
+            ax.minorticks_off()
+            speeds = sorted({y for points in by_program.values() for _, y in points})
+            yticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20) if speeds[0] / 2 <= t <= speeds[-1] * 2]
+            ax.set_yticks(yticks)
+            ax.set_yticklabels([f"{t:g}" for t in yticks])
+            ax.set_xlabel("file size (log scale)")
+            ax.set_ylabel("GB/s of input, log scale (higher is faster)")
+            ax.set_title(f"random {key} keys, file to file", fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(f"Throughput against file size ({note})", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "throughput_vs_size.png"), dpi=110)
+        plt.close(fig)
+        made.append("throughput_vs_size.png")
+
+    # 3. gpusort's phases per workload, beside its wall clock.
+    mine = [r for r in rows if r["program"].startswith("gpusort") and r.get("read")]
+    if mine:
+        labels = [f"{r['workload']} ({r['program'][8:]})" for r in mine]
+        fig, ax = plt.subplots(figsize=(12, 0.35 * len(mine) + 2))
+        left = [0.0] * len(mine)
+        phase_colors = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#b07aa1"]
+        for phase, color in zip(PHASES, phase_colors):
+            widths = [float(r[phase]) for r in mine]
+            ax.barh(range(len(mine)), widths, left=left, color=color, label=phase.replace("_", " "))
+            left = [a + b for a, b in zip(left, widths)]
+        ax.scatter([float(r["median_s"]) for r in mine], range(len(mine)), marker="D", color="black", zorder=3,
+                   label="wall clock")
+        ax.set_yticks(range(len(mine)))
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("seconds")
+        ax.set_title("Where gpusort-file's time goes: its phases (--stats), summed over chunks.\n"
+                     "Phases of different chunks run at once, so a bar may reach past the wall clock (black diamond).\n"
+                     f"({note})", fontsize=9)
+        ax.legend(fontsize=8, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "gpusort_phases.png"), dpi=110)
+        plt.close(fig)
+        made.append("gpusort_phases.png")
+    return made
+
+
+def write(out, csv_paths, repeat, machine, missing_path=None, require_plots=False):
+    """Writes table.md and the plots into `out`; returns the table (with a line on the plots)."""
+    rows = load(csv_paths)
+    missing = []
+    for path in ([missing_path] if isinstance(missing_path, str) else missing_path or []):
+        if path and os.path.exists(path):
+            with open(path) as f:
+                missing += [line.rstrip("\n") for line in f if line.strip()]
+    text = table(rows, repeat, machine, missing)
+    try:
+        made = plots(rows, out, repeat, machine) if rows else []
+        text += "\nPlots: " + (", ".join(made) if made else "none (no results)") + "\n"
+    except ImportError:
+        if require_plots:
+            raise
+        text += "\nPlots: not made (matplotlib is missing: Debian's python3-matplotlib)\n"
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per median, as compare.py was told")
+    ap.add_argument("--machine", default="this machine")
+    ap.add_argument("--missing", nargs="*", default=[], help="missing.txt files of the runs")
+    ap.add_argument("results", nargs="+")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    print(write(args.out, args.results, args.repeat, args.machine, args.missing, require_plots=True))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
