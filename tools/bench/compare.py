@@ -24,9 +24,9 @@ size) and a .zst case (gensort records); 10 GB of gensort records.
 
 Writes results.csv, then table.md and the plots (report.py) into --out, and prints the table.
   tools/bench/compare.py --bin build [--quick] [--out bench-results] [--work DIR] [--repeat N]
-                         [--sizes 1G,4G,16G] [--only NAME[,NAME...]] [--plots]
+                         [--sizes 1G,4G,16G] [--only NAME[,NAME...]] [--list] [--plots]
 --quick: small sizes (4 and 16 MiB), a check of the whole run in about a minute on 2 cores.
---only: the workloads whose names contain one of these words. --plots: no matplotlib is an error.
+--only: these workloads alone (--list prints their names). --plots: no matplotlib is an error.
 """
 import argparse
 import csv
@@ -135,12 +135,25 @@ def main():
     ap.add_argument("--out", default="bench-results", help="where results.csv, table.md and the plots go")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sizes", help="sizes of the u32/u64 workloads (default 1G,4G,16G; --quick: 16M)")
-    ap.add_argument("--only", help="comma-separated words: only the workloads whose names contain one")
+    ap.add_argument("--only", help="comma-separated names: only these workloads")
+    ap.add_argument("--list", action="store_true", help="print the workloads' names and stop")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--plots", action="store_true", help="fail when the plots cannot be made (no matplotlib)")
     args = ap.parse_args()
     if args.repeat < 1:
         sys.exit("compare.py: --repeat must be at least 1")
+
+    sizes = [size_arg(s) for s in (args.sizes or ("4M,16M" if args.quick else "1G,4G,16G")).split(",")]
+    chosen = workloads(sizes, "200K" if args.quick else "100M", "100K" if args.quick else "40M")
+    if args.list:
+        print("\n".join(w.name for w in chosen))
+        return 0
+    if args.only:
+        names = args.only.split(",")
+        unknown = set(names) - {w.name for w in chosen}
+        if unknown:
+            sys.exit(f"compare.py: no workload named {', '.join(sorted(unknown))} (--list shows them)")
+        chosen = [w for w in chosen if w.name in names]
 
     sort_bin, gen_bin, check_bin = (find(args.bin, n) for n in ("gpusort-file", "gpusort-gen", "gpusort-check"))
     if not (sort_bin and gen_bin and check_bin):
@@ -169,12 +182,6 @@ def main():
                              ("gnu-sort", gnu_sort, "no sort on PATH"), ("zstd", zstd, "no zstd on PATH")):
         if not found:
             missing[name] = why
-
-    sizes = [size_arg(s) for s in (args.sizes or ("4M,16M" if args.quick else "1G,4G,16G")).split(",")]
-    chosen = workloads(sizes, "200K" if args.quick else "100M", "100K" if args.quick else "40M")
-    if args.only:
-        words = args.only.split(",")
-        chosen = [w for w in chosen if any(word in w.name for word in words)]
 
     rows = []
     device = None  # the GPU's name, from gpusort's --stats
@@ -277,15 +284,9 @@ def main():
                 row["merge_passes"] = stats_report["merge_passes"]
             rows.append(row)
         print(f"{w.name}: " + ", ".join(f"{p} {r[0]:.2f} s" for p, r in results.items()), file=sys.stderr, flush=True)
+        save(args.out, rows, missing)  # after each workload, so that a run cut short keeps what it measured
 
-    fields = ["workload", "bytes", "program", "median_s", "runs_s", "gb_per_s", "vs_cp", "vs_best_peer"] + PHASES + [
-        "runs", "merge_passes"]
-    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    with open(os.path.join(args.out, "missing.txt"), "w") as f:
-        f.writelines(f"{k}: {v}\n" for k, v in missing.items())
+    save(args.out, rows, missing)
     machine = f"{cpu_model()}, {threads} CPUs, {memory / GIB:.0f} GiB of memory, " + (
         f"GPU: {device}" if device else "no GPU used")
     print(report.write(args.out, [os.path.join(args.out, "results.csv")], args.repeat, machine,
@@ -297,6 +298,17 @@ def main():
         print("compare.py: nothing was measured", file=sys.stderr)
         return 1
     return 1 if any(" on " in k and not v.startswith(("skipped", "cannot make")) for k, v in missing.items()) else 0
+
+
+def save(out, rows, missing):
+    fields = ["workload", "bytes", "program", "median_s", "runs_s", "gb_per_s", "vs_cp", "vs_best_peer"] + PHASES + [
+        "runs", "merge_passes"]
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    with open(os.path.join(out, "missing.txt"), "w") as f:
+        f.writelines(f"{k}: {v}\n" for k, v in missing.items())
 
 
 def cpu_model():

@@ -5,8 +5,8 @@
 // folder (unlinked on open, so nothing is left), merges them, and the records are written out in
 // large blocks. Same keys and records as gpusort-bench-ips4o (peer_args.hpp).
 //   gpusort-bench-stxxl --type u32|u64|gensort [--threads N] [--memory MiB] INPUT OUTPUT
-// --memory: STXXL's budget, for run formation and for the merge each (default: half the
-// machine's memory). Prints the seconds of its phases (read and form runs, merge and write) on
+// --memory: STXXL's budget, for run formation and for the merge each (default: a quarter of the
+// machine's memory, so that both together take at most half). Prints the seconds of its phases (read and form runs, merge and write) on
 // stderr; exit status 0, 1 on an error (no OUTPUT is left), 2 on a bad command line.
 //
 // STXXL's merge takes the largest key as its sentinel: a u32 or u64 key of all ones, or a gensort
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
         if (size % args.width != 0)
             throw std::runtime_error("'" + args.input + "' is not a whole number of " + args.type + " records");
         std::uint64_t memory = args.memory_mib << 20;
-        if (memory == 0) memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / 2;
+        if (memory == 0) memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / 4;
 
         const int fd = ::open(args.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) throw std::runtime_error("cannot create '" + args.output + "': " + std::strerror(errno));
