@@ -128,8 +128,30 @@ TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
         EXPECT_EQ(stats.get<int>("ranks"), 4);
         EXPECT_EQ(stats.get<std::uint64_t>("output_records"), 200000u);
         std::uint64_t all = 0;
-        for (const auto& part : stats.get_child("part_records")) all += part.second.get_value<std::uint64_t>();
+        std::vector<std::uint64_t> parts;
+        for (const auto& part : stats.get_child("part_records")) {
+            parts.push_back(part.second.get_value<std::uint64_t>());
+            all += parts.back();
+        }
         EXPECT_EQ(all, 200000u) << dist;
+        // Every rank's own figures, in rank order: its range, its part, its backend and its steps.
+        std::uint64_t ranges = 0, sent = 0;
+        int rank = 0;
+        for (const auto& [_, mine] : stats.get_child("per_rank")) {
+            EXPECT_EQ(mine.get<int>("rank"), rank);
+            EXPECT_EQ(mine.get<std::uint64_t>("part_records"), parts.at(static_cast<std::size_t>(rank)));
+            EXPECT_EQ(mine.get<std::string>("backend"), "cpu");
+            EXPECT_GE(mine.get<double>("seconds.total"), mine.get<double>("seconds.sort"));
+            ranges += mine.get<std::uint64_t>("range_records");
+            sent += mine.get<std::uint64_t>("exchange_bytes_sent");
+            ++rank;
+        }
+        EXPECT_EQ(rank, 4);
+        EXPECT_EQ(ranges, 200000u);
+        // Each rank keeps about a quarter of its range and sends the rest (8-byte keys).
+        if (dist == "uniform") {
+            EXPECT_GT(sent, 200000u * 8 / 2) << r.err;
+        }
         // Ties are broken by input position: even all-equal keys split evenly.
         EXPECT_LT(stats.get<double>("imbalance"), 0.05) << dist << ": " << r.err;
         ::unlink((dir / "out").c_str());

@@ -28,27 +28,37 @@ int local_rank() {
     return 0;
 }
 
-std::string stats_json(const DistributedReport& report, const std::vector<std::uint64_t>& range_of_rank,
-                       const std::vector<std::uint64_t>& sent_of_rank, double seconds) {
+// This rank's figures, as one JSON object of the "per_rank" list.
+std::string rank_json(const DistributedReport& report, int rank) {
+    const auto& t = report.step_seconds;
+    const std::uint64_t part = report.part_records.empty() ? 0 : report.part_records[static_cast<std::size_t>(rank)];
     std::ostringstream out;
-    auto list = [&](const std::vector<std::uint64_t>& values) {
-        std::string text = "[";
-        for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-        return text + "]";
-    };
+    out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"part_records\": " << part
+        << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
+        << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
+        << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
+        << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
+        << ", \"exchange\": " << t.exchange << ", \"sort\": " << t.sort << ", \"output\": " << t.output
+        << ", \"total\": " << report.seconds << "}}";
+    return out.str();
+}
+
+// The job's figures (rank 0 writes them): the totals, then every rank's (rank_json, gathered).
+std::string stats_json(const DistributedReport& report, const std::vector<std::string>& ranks_json) {
+    std::ostringstream out;
+    std::string parts = "[";
+    for (std::size_t i = 0; i < report.part_records.size(); ++i)
+        parts += (i ? ", " : "") + std::to_string(report.part_records[i]);
     out << "{\n"
         << "  \"ranks\": " << report.part_records.size() << ",\n"
         << "  \"splitters\": " << report.splitters << ",\n"
-        << "  \"range_records\": " << list(range_of_rank) << ",\n"
-        << "  \"part_records\": " << list(report.part_records) << ",\n"
+        << "  \"part_records\": " << parts << "],\n"
         << "  \"imbalance\": " << report.imbalance << ",\n"
         << "  \"output_records\": " << report.output_records << ",\n"
-        << "  \"exchange_bytes_sent\": " << list(sent_of_rank) << ",\n"
-        << "  \"rank0_seconds\": {\"samples\": " << report.step_seconds.samples
-        << ", \"counting\": " << report.step_seconds.counting << ", \"exchange\": " << report.step_seconds.exchange
-        << ", \"sort\": " << report.step_seconds.sort << ", \"output\": " << report.step_seconds.output << "},\n"
-        << "  \"seconds\": " << seconds << "\n"
-        << "}\n";
+        << "  \"seconds\": " << report.seconds << ",\n"
+        << "  \"per_rank\": [\n";
+    for (std::size_t i = 0; i < ranks_json.size(); ++i) out << "    " << ranks_json[i] << (i + 1 < ranks_json.size() ? ",\n" : "\n");
+    out << "  ]\n}\n";
     return out.str();
 }
 
@@ -98,12 +108,14 @@ int main(int argc, char** argv) {
                 options.sort.notice("--progress: gpusort-mpi draws no progress line yet");
             try {
                 const DistributedReport report = distributed_sort(options, ranks);
-                const std::vector<std::uint64_t> range_of_rank =
-                    ranks.all_gather(std::span<const std::uint64_t>(&report.range_records, 1));
-                const std::vector<std::uint64_t> sent_of_rank =
-                    ranks.all_gather(std::span<const std::uint64_t>(&report.exchange_bytes_sent, 1));
+                // Every rank's figures, one JSON object each, gathered in rank order.
+                const std::string mine = rank_json(report, ranks.rank()) + "\n";
+                const std::vector<std::byte> gathered = ranks.all_gather(std::as_bytes(std::span(mine)));
+                std::vector<std::string> ranks_json;
+                std::istringstream lines(std::string(reinterpret_cast<const char*>(gathered.data()), gathered.size()));
+                for (std::string line; std::getline(lines, line);) ranks_json.push_back(line);
                 if (speaker && command.stats_path) {
-                    const std::string json = stats_json(report, range_of_rank, sent_of_rank, report.seconds);
+                    const std::string json = stats_json(report, ranks_json);
                     if (*command.stats_path == "-") {
                         std::cerr << json;
                     } else {
