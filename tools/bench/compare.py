@@ -50,7 +50,7 @@ PHASES = ["read", "copy_in", "sort", "copy_out", "write", "merge"]
 
 
 def find(bin_dir, name):
-    for sub in ("", "src", "tools"):
+    for sub in ("", "src", "src/distributed", "tools"):
         path = os.path.join(bin_dir, sub, name)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
