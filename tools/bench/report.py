@@ -80,8 +80,7 @@ def plots(rows, out, repeat, machine):
         ax.barh(ys, xs, height=height, color=COLORS[p], label=p)
         for y, x in zip(ys, xs):
             ax.text(x, y, f" {x:.2f}", va="center", fontsize=7)
-    ax.axvline(1.0, color="black", linewidth=1)
-    ax.text(1.0, -0.6, " cp = 1", fontsize=8)
+    ax.axvline(1.0, color="black", linewidth=1, label="cp of the same file (1x)")
     ax.set_yticks([j + height * (len(programs) - 1) / 2 for j in range(len(names))])
     ax.set_yticklabels(names)
     ax.invert_yaxis()
@@ -90,9 +89,10 @@ def plots(rows, out, repeat, machine):
     ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128) if t <= 2 * top]
     ax.set_xticks(ticks)
     ax.set_xticklabels([f"{t:g}x" for t in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("time as a multiple of cp of the same file (log scale; left of the line: faster than cp)")
     ax.set_title(f"Sort time relative to copying the file: shorter is faster\n({note})", fontsize=10)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "time_vs_cp.png"), dpi=110)
     plt.close(fig)
@@ -153,7 +153,7 @@ def plots(rows, out, repeat, machine):
         ax.set_title("Where gpusort-file's time goes: its phases (--stats), summed over chunks.\n"
                      "Phases of different chunks run at once, so a bar may reach past the wall clock (black diamond).\n"
                      f"({note})", fontsize=9)
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
         fig.tight_layout()
         fig.savefig(os.path.join(out, "gpusort_phases.png"), dpi=110)
         plt.close(fig)
