@@ -190,6 +190,9 @@ def main():
         if "--device-memory" in w.extra and not gpu_ok:
             missing[w.name] = "skipped: no GPU"
             continue
+        if w.zst and not zstd:
+            missing[w.name] = "skipped: zstd, which makes its data, is not on PATH"
+            continue
         data = os.path.join(work, w.name + (".bin.zst" if w.zst else ".bin"))
         out = os.path.join(work, w.name + (".out.zst" if w.zst else ".out"))
         stats = os.path.join(work, w.name + ".stats.json")

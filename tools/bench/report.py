@@ -50,7 +50,9 @@ def table(rows, repeat, machine, missing):
     for w in workload_order(rows):
         for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: ORDER.index(r["program"])):
             phases = " / ".join(r[p] for p in PHASES) if r.get("read") else ""
-            lines.append(f"| {w} ({int(r['bytes']) / 1e9:.2f} GB) | {r['program']} | {float(r['median_s']):.2f} | "
+            size = int(r["bytes"])
+            shown = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+            lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | "
                          f"{r['gb_per_s']} | {r['vs_cp']} | {r['vs_best_peer']} | {phases} | {r.get('runs', '')} |")
     if missing:
         lines += ["", "Not run here:"] + [f"- {m}" for m in missing]
