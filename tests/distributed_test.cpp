@@ -12,6 +12,7 @@
 #include <boost/property_tree/ptree.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -239,4 +240,61 @@ TEST(Distributed, AFailingRankEndsEveryRankWithNoOutputAndNoTempFiles) {
     EXPECT_EQ(piped.status(), 1) << piped.err;
     EXPECT_NE(piped.err.find("must be an uncompressed file"), std::string::npos) << piped.err;
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "odd", "out"}));
+}
+
+// --input-list: the listed files, one after the other, are INPUT. The files are cut at uneven
+// record boundaries (two of them empty), and the keys repeat, so the order of equal keys across
+// files and ranks shows; the output is gpusort-file's on the concatenation.
+TEST(Distributed, InputListSortsTheFilesAsOneInput) {
+    ScratchDir dir;
+    // 60000 records of 24 bytes: three u64 keys each, with few distinct values.
+    gen({"--type", "u64", "--count", "180000", "--dist", "few-unique", "--seed", "12", dir / "whole"});
+    const std::string whole = read_text(dir / "whole");
+    const std::vector<std::size_t> cuts = {0, 24 * 1, 24 * 1, 24 * 17000, 24 * 41234, whole.size()};
+    std::string list = "\n";  // an empty line is skipped
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        const std::string name = dir / ("piece" + std::to_string(i));
+        write_text(name, whole.substr(cuts[i], cuts[i + 1] - cuts[i]));
+        list += name + (i == 2 ? "\r\n" : "\n");
+    }
+    write_text(dir / "list", list);
+    const std::vector<std::string> keys = {"--record-size", "24", "--key", "4:u16", "--key", "16:u8:desc"};
+    std::vector<std::string> args = keys;
+    args.insert(args.end(), {dir / "whole", dir / "one"});
+    ASSERT_EQ(file_sort(args).status(), 0);
+    const std::string expected = read_text(dir / "one");
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+        for (const bool joined : {false, true}) {
+            std::vector<std::string> mpi_args = keys;
+            if (joined)
+                mpi_args.push_back("--input-list=" + (dir / "list"));
+            else
+                mpi_args.insert(mpi_args.end(), {"--input-list", dir / "list"});
+            mpi_args.push_back(dir / "many");
+            const Result r = mpi_sort(ranks, mpi_args);
+            ASSERT_EQ(r.status(), 0) << ranks << " ranks: " << r.err;
+            EXPECT_TRUE(read_text(dir / "many") == expected) << ranks << " ranks: not the bytes of gpusort-file";
+            ::unlink((dir / "many").c_str());
+        }
+    }
+
+    // A listed file that is missing, or not whole records: one line naming it, no OUTPUT.
+    write_text(dir / "bad-list", dir / "piece0" + "\n" + dir / "gone" + "\n");
+    Result r = mpi_sort(2, {"--input-list", dir / "bad-list", dir / "many"});
+    EXPECT_EQ(r.status(), 1) << r.err;
+    EXPECT_EQ(count_lines_from_us(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("'" + (dir / "gone") + "'"), std::string::npos) << r.err;
+    write_text(dir / "odd", std::string(13, 'x'));
+    write_text(dir / "odd-list", dir / "odd" + "\n");
+    r = mpi_sort(2, {"--record-size", "24", "--input-list", dir / "odd-list", dir / "many"});
+    EXPECT_EQ(r.status(), 1) << r.err;
+    EXPECT_NE(r.err.find("'" + (dir / "odd") + "' is 13 bytes long"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "many"));
+    // The list stands for INPUT: an INPUT beside it, or two lists, is a bad command line.
+    r = mpi_sort(1, {"--input-list", dir / "list", dir / "whole", dir / "many"});
+    EXPECT_EQ(r.status(), 2) << r.err;
+    EXPECT_NE(r.err.find("give OUTPUT alone"), std::string::npos) << r.err;
+    r = mpi_sort(1, {"--input-list", dir / "list", "--input-list", dir / "list", dir / "many"});
+    EXPECT_EQ(r.status(), 2) << r.err;
+    EXPECT_NE(r.err.find("more than once"), std::string::npos) << r.err;
 }

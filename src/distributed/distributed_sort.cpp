@@ -9,6 +9,7 @@
 #include "io/parallel_io.hpp"
 #include "io/signal_cleanup.hpp"
 #include "io/temp_file.hpp"
+#include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
 
 #include <algorithm>
@@ -187,30 +188,18 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // 1. The key, INPUT and this rank's range of it.
     const KeySpec spec = sort.records.value_or(whole_record_key(sort.order.type, sort.order.descending));
     std::optional<KeyReader> reader;
-    io::File input;
+    InputFiles input;
     std::uint64_t first = 0, records = 0, width = 0;
     step([&] {
-        auto plain = [](const std::string& path, const std::optional<Compression>& forced) {
-            return path != "-" && forced.value_or(compression_of(path)) == Compression::none;
-        };
-        if (!plain(sort.input, sort.input_compression))
-            throw SortError("gpusort-mpi reads INPUT at offsets on every rank: it must be an uncompressed file, not " +
-                            io::input_shown(sort.input));
-        if (!plain(sort.output, sort.output_compression))
+        if (sort.output == "-" || sort.output_compression.value_or(compression_of(sort.output)) != Compression::none)
             throw SortError("gpusort-mpi writes OUTPUT at offsets on every rank: it must be an uncompressed file, not '" +
                             sort.output + "'");
         spec.validate();
         reader.emplace(spec);
         width = spec.record_size;
-        input = io::File::open_read(sort.input);
-        struct stat st {};
-        if (::fstat(input.fd(), &st) != 0) io::throw_errno("cannot stat", sort.input, errno);
-        if (!S_ISREG(st.st_mode))
-            throw SortError("gpusort-mpi reads INPUT at offsets on every rank: '" + sort.input + "' is not a regular file");
-        const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-        if (size % width != 0)
-            throw SortError("'" + sort.input + "' is " + std::to_string(size) +
-                            " bytes long, which is not a multiple of the record size " + std::to_string(width));
+        input = InputFiles(options.input_list ? read_input_list(sort.input) : std::vector<std::string>{sort.input}, width,
+                           sort.input_compression);
+        const std::uint64_t size = input.size();
         const std::uint64_t all = size / width;
         first = all * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(p);
         records = all * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(p) - first;
@@ -231,7 +220,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             std::vector<std::byte> record(width);
             for (const std::uint64_t index : regular_sample_indexes(records, samples_per_rank(p))) {
-                input.read_at((first + index) * width, record);
+                input.read((first + index) * width, record);
                 packed.resize(packed.size() + reader->packed_bytes());
                 reader->pack(reader->point(record.data(), first + index), packed.data() + packed.size() - reader->packed_bytes());
             }
@@ -256,7 +245,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     auto read_block = [&](std::uint64_t round) {
         const std::uint64_t at = round * block_records;
         block.resize(static_cast<std::size_t>(std::min(block_records, records - at) * width));
-        io::read_parallel(input, (first + at) * width, block);
+        input.read((first + at) * width, block);
         finder->find(block, first + at, parts);
     };
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
@@ -319,7 +308,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         });
     }
     ranks.agree(step.failure());
-    input = io::File();
+    input = InputFiles();
     end_step(report.step_seconds.exchange);
 
     // 4. This rank's part, sorted by the single-process engine into a file of its own.

@@ -1,7 +1,8 @@
 // The distributed sample sort of gpusort-mpi: one rank per GPU (or per share of the CPUs), every
 // rank on one INPUT that all of them see, one sorted OUTPUT (or one file per rank, --partitioned).
 //
-//   1. Each rank takes an equal, record-aligned range of INPUT.
+//   1. Each rank takes an equal, record-aligned range of INPUT (with --input-list: of the listed
+//      files one after the other, input_files.hpp).
 //   2. Each takes regular samples of its range; all ranks choose the same p - 1 splitters from all
 //      samples (key_points.hpp: ties broken by input position).
 //   3. Each reads its range twice in blocks: first counting the records for each part, then sending
@@ -29,6 +30,7 @@ namespace gpusort::distributed {
 struct DistributedOptions {
     SortOptions sort;          // INPUT, OUTPUT, the key, the budgets and the backend of each rank
     bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
+    bool input_list = false;   // sort.input names a list of files (--input-list), sorted as one INPUT
 };
 
 // The GPU of the rank that is `local_rank` among the ranks of its host: local_rank mod the GPUs.

@@ -1,5 +1,5 @@
 // gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
-// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned. Rank r uses local GPU r mod count, or
+// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned and --input-list FILE (in place of INPUT). Rank r uses local GPU r mod count, or
 // the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "src/cli/cli_options.hpp"
@@ -79,8 +79,34 @@ int main(int argc, char** argv) {
         }
         CliCommand command;
         try {
+            // --input-list LIST stands in for INPUT: LIST becomes the first operand, read as a list.
+            std::vector<std::string> lists;
+            for (std::size_t i = 0; i < args.size();) {
+                if (args[i] == "--input-list") {
+                    if (i + 1 == args.size()) throw std::invalid_argument("--input-list needs a FILE");
+                    lists.push_back(args[i + 1]);
+                    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+                } else if (args[i].rfind("--input-list=", 0) == 0) {
+                    lists.push_back(args[i].substr(13));
+                    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+                } else {
+                    ++i;
+                }
+            }
+            if (lists.size() > 1) throw std::invalid_argument("--input-list is given more than once");
+            if (!lists.empty()) {
+                if (lists[0].empty()) throw std::invalid_argument("--input-list needs a FILE");
+                options.input_list = true;
+                args.insert(args.begin(), lists[0]);
+            }
             io::install_signal_cleanup();
-            command = parse_command_line(args);
+            try {
+                command = parse_command_line(args);
+            } catch (const std::invalid_argument& e) {
+                if (options.input_list && std::string(e.what()).rfind("too many operands", 0) == 0)
+                    throw std::invalid_argument("with --input-list, give OUTPUT alone: the list stands for INPUT");
+                throw;
+            }
             if (command.action == CliCommand::Action::plan) throw std::invalid_argument("--plan is not taken by gpusort-mpi");
         } catch (const std::exception& e) {
             if (speaker) std::cerr << "gpusort-mpi: " << e.what() << "\n";
@@ -89,8 +115,10 @@ int main(int argc, char** argv) {
         if (status == 0 && command.action == CliCommand::Action::help) {
             if (speaker)
                 std::cout << "Usage: mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] INPUT OUTPUT\n"
+                             "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
-                             "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). Rank r uses\n"
+                             "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
+                             "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"
                              "GPU r mod the GPUs of its host. The options are those of gpusort-file:\n\n"
                           << command.help_text;
         } else if (status == 0 && command.action == CliCommand::Action::version) {
