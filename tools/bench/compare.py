@@ -18,13 +18,15 @@ Every output is checked with gpusort-check --input (text lines as 100-byte recor
 first 20 bytes). gpusort's phases (--stats) of its median run are kept with its time.
 
 The workloads: random u32 and u64 at each --sizes; u64 with a zipf and a nearly sorted key at
-the middle size; at the largest size the out-of-core settings: --device-memory at an eighth of
-the file, and --memory at a quarter (with STXXL given the same memory); a pipe case (u64, middle
-size) and a .zst case (gensort records); 10 GB of gensort records.
+the middle size; at the middle and the largest size the out-of-core settings: --device-memory at
+an eighth of the file, and --memory at a quarter (with STXXL given the same memory); a pipe case
+(u64, middle size) and a .zst case (4 GB of gensort records); 10 GB of gensort records. STXXL and
+GNU sort, far slower than the rest, run on workloads up to --slow-peers-up-to (12G) only.
 
 Writes results.csv, then table.md and the plots (report.py) into --out, and prints the table.
   tools/bench/compare.py --bin build [--quick] [--out bench-results] [--work DIR] [--repeat N]
                          [--sizes 1G,4G,16G] [--only NAME[,NAME...]] [--list] [--plots]
+                         [--slow-peers-up-to 12G]
 --quick: small sizes (4 and 16 MiB), a check of the whole run in about a minute on 2 cores.
 --only: these workloads alone (--list prints their names). --plots: no matplotlib is an error.
 """
@@ -104,11 +106,12 @@ def workloads(sizes, gensort_records, zst_records):
     u64 = lambda size: ["--type", "u64", "--size", str(size)]  # noqa: E731
     for dist in ("zipf", "nearly-sorted"):
         out.append(Workload(f"u64-{dist}-{label(middle)}", u64(middle) + ["--dist", dist], ["--type", "u64"], "u64"))
-    out.append(Workload(f"u64-{label(top)}-device-memory-eighth", u64(top), ["--type", "u64"], None,
-                        ["--device-memory", str(max(top // 8, MIB))]))
-    quarter = max(top // 4, MIB)
-    out.append(Workload(f"u64-{label(top)}-memory-quarter", u64(top), ["--type", "u64"], None,
-                        ["--memory", str(quarter)], stxxl_memory=quarter))
+    for size in sorted({middle, top}):
+        out.append(Workload(f"u64-{label(size)}-device-memory-eighth", u64(size), ["--type", "u64"], None,
+                            ["--device-memory", str(max(size // 8, MIB))]))
+        quarter = max(size // 4, MIB)
+        out.append(Workload(f"u64-{label(size)}-memory-quarter", u64(size), ["--type", "u64"], None,
+                            ["--memory", str(quarter)], stxxl_memory=quarter))
     out.append(Workload(f"u64-{label(middle)}-pipe", u64(middle), ["--type", "u64"], None, pipe=True))
     gensort = ["--format", "gensort", "--count"]
     out.append(Workload(f"gensort-{zst_records}-zst", gensort + [zst_records], ["--format", "gensort"], None, zst=True))
@@ -139,6 +142,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the workloads' names and stop")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--plots", action="store_true", help="fail when the plots cannot be made (no matplotlib)")
+    ap.add_argument("--slow-peers-up-to", default="12G",
+                    help="stxxl and gnu-sort (which sort at well under 1 GB/s) run on workloads up to this size")
     args = ap.parse_args()
     if args.repeat < 1:
         sys.exit("compare.py: --repeat must be at least 1")
@@ -196,7 +201,8 @@ def main():
         data = os.path.join(work, w.name + (".bin.zst" if w.zst else ".bin"))
         out = os.path.join(work, w.name + (".out.zst" if w.zst else ".out"))
         stats = os.path.join(work, w.name + ".stats.json")
-        text = os.path.join(work, w.name + ".txt") if gnu_sort and w.peer_type == "gensort" else None
+        slow_limit = size_arg(args.slow_peers_up_to)
+        text = os.path.join(work, w.name + ".txt") if gnu_sort and w.peer_type == "gensort" and size <= slow_limit else None
         # Disk: the data and one output, the text copy, and what a program may spill (at most the data).
         need = 3 * size + (size if text else 0)
         free = shutil.disk_usage(work).free
@@ -227,7 +233,13 @@ def main():
         # The in-memory peer needs the file and its own copy of it in memory.
         if ips4o_bin and w.peer_type and 2 * size < memory:
             programs.append(("ips4o", [ips4o_bin, "--type", w.peer_type, data, out]))
-        if stxxl_bin and (w.peer_type or w.stxxl_memory):
+        slow_ok = size <= slow_limit
+        would_run = {"stxxl": bool(stxxl_bin and (w.peer_type or w.stxxl_memory)),
+                     "gnu-sort": bool(gnu_sort and w.peer_type == "gensort")}
+        for slow, applies in would_run.items():
+            if applies and not slow_ok:
+                missing[f"{slow} on {w.name}"] = f"not run: larger than --slow-peers-up-to {args.slow_peers_up_to}"
+        if stxxl_bin and slow_ok and (w.peer_type or w.stxxl_memory):
             budget = ["--memory", str(max(w.stxxl_memory // MIB, 16))] if w.stxxl_memory else []
             programs.append(("stxxl", [stxxl_bin, "--type", w.peer_type or "u64"] + budget + [data, out]))
         if text:
@@ -262,6 +274,8 @@ def main():
                 median = statistics.median(times)
                 results[program] = (median, times, reports[sorted(range(len(times)), key=times.__getitem__)[len(times) // 2]]
                                     if reports else None)
+                # After each program, so that a run cut short keeps what it measured.
+                save(args.out, rows + workload_rows(w.name, size, results), missing)
             except RuntimeError as e:
                 missing[f"{program} on {w.name}"] = str(e)
             finally:
@@ -271,23 +285,8 @@ def main():
             if path and os.path.exists(path):
                 os.remove(path)
 
-        peers = [r[0] for p, r in results.items() if p in PEERS]
-        best_peer = min(peers) if peers else None
-        cp = results.get("cp", (None,))[0]
-        for program, (median, times, stats_report) in results.items():
-            row = {"workload": w.name, "bytes": size, "program": program, "median_s": round(median, 3),
-                   "runs_s": " ".join(f"{t:.3f}" for t in times),
-                   "gb_per_s": round(size / median / 1e9, 3) if median > 0 else "",
-                   "vs_cp": round(median / cp, 2) if cp else "",
-                   "vs_best_peer": round(median / best_peer, 2) if best_peer and program not in ("cp", "zstd") else ""}
-            if stats_report:
-                for phase in PHASES:
-                    row[phase] = round(stats_report["seconds"][phase], 3)
-                row["runs"] = stats_report["runs"]
-                row["merge_passes"] = stats_report["merge_passes"]
-            rows.append(row)
+        rows += workload_rows(w.name, size, results)
         print(f"{w.name}: " + ", ".join(f"{p} {r[0]:.2f} s" for p, r in results.items()), file=sys.stderr, flush=True)
-        save(args.out, rows, missing)  # after each workload, so that a run cut short keeps what it measured
 
     save(args.out, rows, missing)
     machine = f"{cpu_model()}, {threads} CPUs, {memory / GIB:.0f} GiB of memory, " + (
@@ -300,7 +299,28 @@ def main():
     if not rows:
         print("compare.py: nothing was measured", file=sys.stderr)
         return 1
-    return 1 if any(" on " in k and not v.startswith(("skipped", "cannot make")) for k, v in missing.items()) else 0
+    return 1 if any(" on " in k and not v.startswith(("skipped", "cannot make", "not run")) for k, v in missing.items()) else 0
+
+
+def workload_rows(name, size, results):
+    """The table's rows of one workload: results[program] = (median, times, --stats of the median run)."""
+    peers = [r[0] for p, r in results.items() if p in PEERS]
+    best_peer = min(peers) if peers else None
+    cp = results.get("cp", (None,))[0]
+    rows = []
+    for program, (median, times, stats_report) in results.items():
+        row = {"workload": name, "bytes": size, "program": program, "median_s": round(median, 3),
+               "runs_s": " ".join(f"{t:.3f}" for t in times),
+               "gb_per_s": round(size / median / 1e9, 3) if median > 0 else "",
+               "vs_cp": round(median / cp, 2) if cp else "",
+               "vs_best_peer": round(median / best_peer, 2) if best_peer and program not in ("cp", "zstd") else ""}
+        if stats_report:
+            for phase in PHASES:
+                row[phase] = round(stats_report["seconds"][phase], 3)
+            row["runs"] = stats_report["runs"]
+            row["merge_passes"] = stats_report["merge_passes"]
+        rows.append(row)
+    return rows
 
 
 def save(out, rows, missing):
