@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <functional>
 #include <optional>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tbb/blocked_range.h>
