@@ -298,3 +298,31 @@ TEST(Distributed, InputListSortsTheFilesAsOneInput) {
     EXPECT_EQ(r.status(), 2) << r.err;
     EXPECT_NE(r.err.find("more than once"), std::string::npos) << r.err;
 }
+
+// --progress: rank 0 alone draws the line, which ends with the job's summary; with --unique it says
+// how many records were kept (as many as gpusort-file keeps).
+TEST(Distributed, ProgressLineFromRankZeroEndsWithTheJobsSummary) {
+    ScratchDir dir;
+    gen({"--count", "200000", "--dist", "few-unique", "--seed", "13", dir / "in"});
+    Result r = mpi_sort(3, {"--progress", dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    const std::string summary = "sorted 200000 records (1.53 MiB) on 3 ranks in ";
+    ASSERT_NE(r.err.find(summary), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(summary), r.err.rfind(summary)) << "one line, from rank 0: " << r.err;
+    EXPECT_NE(r.err.find('\r'), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("of even"), std::string::npos) << r.err;
+
+    ASSERT_EQ(file_sort({"--unique", dir / "in", dir / "one"}).status(), 0);
+    const std::uint64_t kept = read_text(dir / "one").size() / 8;
+    ASSERT_LT(kept, 200000u);
+    ::unlink((dir / "out").c_str());
+    r = mpi_sort(2, {"--progress", "--unique", dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_NE(r.err.find("sorted 200000 records, " + std::to_string(kept) + " kept ("), std::string::npos) << r.err;
+    EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one"));
+    // Without --progress, and not on a terminal: no line.
+    ::unlink((dir / "out").c_str());
+    r = mpi_sort(2, {dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err.find("sorted "), std::string::npos) << r.err;
+}

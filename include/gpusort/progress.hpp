@@ -14,7 +14,8 @@
 
 namespace gpusort {
 
-enum class ProgressPhase { starting, reading, sorting, merging, writing, flushing, verifying, done };
+// exchanging: the records on their way to the rank of their part (gpusort-mpi).
+enum class ProgressPhase { starting, reading, sorting, merging, writing, flushing, verifying, exchanging, done };
 
 // The phase's name as the progress line shows it.
 const char* progress_phase_name(ProgressPhase phase);

@@ -96,7 +96,7 @@ std::string render_progress(const ProgressCounters::Snapshot& snapshot, double b
     const bool nothing_counted = snapshot.done == 0 && snapshot.total == 0;
     if (snapshot.phase == ProgressPhase::starting || (snapshot.phase == ProgressPhase::done && nothing_counted))
         return line;
-    line.resize(std::max<std::size_t>(line.size(), 9), ' ');  // as wide as the longest name
+    line.resize(std::max<std::size_t>(line.size(), 9), ' ');  // as wide as gpusort-file's longest name
     const bool total_known = snapshot.total > 0;
     if (!snapshot.counted) {
         // Timed only: what it works on, and for how long it has.

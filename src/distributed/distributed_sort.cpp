@@ -112,9 +112,9 @@ private:
 };
 
 // Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`, in large pieces, each read
-// and written on all threads.
+// and written on all threads, and counted in `progress` (when set).
 void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File& to, std::uint64_t to_offset,
-                std::uint64_t bytes) {
+                std::uint64_t bytes, ProgressCounters* progress) {
     std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, std::uint64_t{256} << 20)));
     for (std::uint64_t done = 0; done < bytes;) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), bytes - done));
@@ -122,6 +122,7 @@ void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File&
         io::read_parallel(from, from_offset + done, piece);
         io::write_parallel(to, to_offset + done, piece);
         done += n;
+        if (progress) progress->add(n);
     }
 }
 
@@ -248,10 +249,13 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         finder->find(block, first + at, parts);
     };
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
+    ProgressCounters* const progress = sort.progress;  // rank 0's, when it draws the progress line
+    if (progress) progress->start_phase(ProgressPhase::reading, records * width);
     step([&] {
         for (std::uint64_t round = 0; round < my_rounds; ++round) {
             read_block(round);
             for (const std::uint32_t part : parts) ++counts[part];
+            if (progress) progress->add(block.size());
         }
     });
     ranks.agree(step.failure());
@@ -287,6 +291,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     ranks.agree(step.failure());
     std::uint64_t rounds = 0;
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
+    if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
     for (std::uint64_t round = 0; round < rounds; ++round) {
         std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(p));
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
@@ -294,6 +299,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             if (round >= my_rounds) return;
             read_block(round);
             to = scatter(block, parts, static_cast<std::size_t>(p), width);
+            if (progress) progress->add(block.size());
         });
         for (int d = 0; d < p; ++d)
             if (d != rank) report.exchange_bytes_sent += to[static_cast<std::size_t>(d)].size();
@@ -320,7 +326,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         local.output = part_file.name();
         local.input_compression = local.output_compression = Compression::none;
         local.tmp_dir = tmp;
-        local.progress = nullptr;
+        local.progress = progress;  // the phases of this rank's own sort
         report.part = sort_file(local);
         sorted.emplace(part_file.open_and_remove());
     });
@@ -363,12 +369,13 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.output_records = total;
 
     // 5. The parts into OUTPUT: it appears only once every rank has written its part.
+    if (progress) progress->start_phase(ProgressPhase::writing, kept * width);
     if (options.partitioned) {
         const std::string name = partition_name(sort.output, rank);
         std::optional<io::AtomicOutputFile> out;
         step([&] {
             out.emplace(name);
-            if (kept > 0) copy_bytes(*sorted, skip * width, out->file(), 0, kept * width);
+            if (kept > 0) copy_bytes(*sorted, skip * width, out->file(), 0, kept * width, progress);
         });
         ranks.agree(step.failure());
         bool committed = false;
@@ -397,7 +404,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             if (kept == 0) return;
             const io::File shared(::open(hidden.c_str(), O_WRONLY | O_CLOEXEC), sort.output);
             if (!shared.is_open()) io::throw_errno("cannot write", sort.output, errno);
-            copy_bytes(*sorted, skip * width, shared, offset * width, kept * width);
+            copy_bytes(*sorted, skip * width, shared, offset * width, kept * width, progress);
             if (sort.sync) shared.sync_data();
         });
         ranks.agree(step.failure());
@@ -407,6 +414,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         ranks.agree(step.failure());
     }
     end_step(report.step_seconds.output);
+    if (progress) progress->start_phase(ProgressPhase::done, 0);
     report.seconds = seconds_since(start);
     return report;
 }

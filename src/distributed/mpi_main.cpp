@@ -4,11 +4,15 @@
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "src/cli/cli_options.hpp"
 #include "src/distributed/distributed_sort.hpp"
+#include "src/cli/progress_line.hpp"
 #include "io/signal_cleanup.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <unistd.h>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -26,6 +30,26 @@ int local_rank() {
     for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
         if (const char* value = std::getenv(name)) return std::atoi(value);
     return 0;
+}
+
+// Bytes per record of the sort.
+std::size_t width_of(const SortOptions& sort) {
+    return sort.records ? sort.records->record_size : key_width(sort.order.type);
+}
+
+// The line the progress line ends with, e.g.
+//   "sorted 1000000 records (7.63 MiB) on 4 ranks in 0.41 s, 19.51 MB/s; parts within 0.52% of even"
+// with ", N kept" after the records when --unique dropped some.
+std::string job_summary(const DistributedReport& report, std::size_t width, int ranks) {
+    std::uint64_t input = 0;
+    for (const std::uint64_t n : report.part_records) input += n;
+    char text[320];
+    const std::string kept = report.output_records == input ? "" : ", " + std::to_string(report.output_records) + " kept";
+    std::snprintf(text, sizeof text, "sorted %llu records%s (%.2f MiB) on %d rank%s in %.2f s, %.2f MB/s; parts within %.2f%% of even",
+                  static_cast<unsigned long long>(input), kept.c_str(), static_cast<double>(input * width) / (1 << 20), ranks,
+                  ranks == 1 ? "" : "s", report.seconds,
+                  report.seconds > 0 ? static_cast<double>(input * width) / report.seconds / 1e6 : 0.0, report.imbalance * 100);
+    return text;
 }
 
 // This rank's figures, as one JSON object of the "per_rank" list.
@@ -132,10 +156,21 @@ int main(int argc, char** argv) {
                     std::cerr << "gpusort-mpi: rank " << rank << ": note: " << text << "\n";
                 };
             }
-            if (command.progress.value_or(false) && speaker && options.sort.notice)
-                options.sort.notice("--progress: gpusort-mpi draws no progress line yet");
+            // Rank 0 draws the line (as gpusort-file: with --progress, or by default on a terminal):
+            // its own progress through the job's steps, which every rank ends together.
+            ProgressCounters counters;
+            std::unique_ptr<ProgressLine> progress;
+            if (speaker && command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
+                try {
+                    progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
+                    options.sort.progress = &counters;
+                } catch (const std::exception& e) {
+                    if (options.sort.notice) options.sort.notice(std::string("no progress line: ") + e.what());
+                }
+            }
             try {
                 const DistributedReport report = distributed_sort(options, ranks);
+                if (progress) progress->finish(job_summary(report, width_of(options.sort), ranks.size()));
                 // Every rank's figures, one JSON object each, gathered in rank order.
                 const std::string mine = rank_json(report, ranks.rank()) + "\n";
                 const std::vector<std::byte> gathered = ranks.all_gather(std::as_bytes(std::span(mine)));
@@ -153,9 +188,11 @@ int main(int argc, char** argv) {
                     }
                 }
             } catch (const RankError& e) {
+                progress.reset();  // the line ends before the message
                 if (speaker) std::cerr << "gpusort-mpi: rank " << e.rank() << ": " << e.what() << "\n";
                 status = 1;
             } catch (const std::exception& e) {
+                progress.reset();
                 // Outside a step (the stats file): this rank alone knows.
                 std::cerr << "gpusort-mpi: rank " << ranks.rank() << ": " << e.what() << "\n";
                 status = 1;

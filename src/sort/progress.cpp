@@ -14,6 +14,7 @@ const char* progress_phase_name(ProgressPhase phase) {
     case ProgressPhase::writing: return "writing";
     case ProgressPhase::flushing: return "flushing";
     case ProgressPhase::verifying: return "verifying";
+    case ProgressPhase::exchanging: return "exchanging";
     case ProgressPhase::done: return "done";
     }
     return "?";
