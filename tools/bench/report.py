@@ -9,7 +9,7 @@ runs of parts of the workloads on the same machine in one sitting):
                           stacked, beside the wall clock
 The plots need matplotlib (Debian: python3-matplotlib); without it the table says they were not made.
 
-  tools/bench/report.py --out DIR [--repeat N] [--machine TEXT] [--missing FILE...] RESULTS.csv...
+  tools/bench/report.py --out DIR [--repeat N] [--machine TEXT] [--missing FILE]... RESULTS.csv...
 """
 import argparse
 import csv
@@ -28,6 +28,15 @@ def load(paths):
         with open(path, newline="") as f:
             rows += list(csv.DictReader(f))
     return rows
+
+
+def floor_note(workload):
+    """The workload's name, with what "cp" is where it is not a plain copy of the data."""
+    if workload.endswith("-pipe"):
+        return workload + "\n(cp here: cat | cat)"
+    if workload.endswith("-zst"):
+        return workload + "\n(cp here: of the compressed file;\nzstd: decompress + compress)"
+    return workload
 
 
 def workload_order(rows):
@@ -84,7 +93,7 @@ def plots(rows, out, repeat, machine):
             ax.text(x, y, f" {x:.2f}", va="center", fontsize=7)
     ax.axvline(1.0, color="black", linewidth=1, label="cp of the same file (1x)")
     ax.set_yticks([j + height * (len(programs) - 1) / 2 for j in range(len(names))])
-    ax.set_yticklabels(names)
+    ax.set_yticklabels([floor_note(n) for n in names])
     ax.invert_yaxis()
     ax.set_xscale("log")
     top = max([float(r["vs_cp"]) for r in rows if r["vs_cp"]] + [1.0])
@@ -189,7 +198,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--repeat", type=int, default=3, help="runs per median, as compare.py was told")
     ap.add_argument("--machine", default="this machine")
-    ap.add_argument("--missing", nargs="*", default=[], help="missing.txt files of the runs")
+    ap.add_argument("--missing", action="append", default=[], help="a missing.txt of the runs (repeatable)")
     ap.add_argument("results", nargs="+")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -217,7 +217,7 @@ def main():
         lines.append(f"| {r['ranks']} | {r['gpusort_mpi_s']} | {r['ceiling_s']} | {r['cp_s']} | {r['vs_ceiling']}x | "
                      f"{r['vs_cp']}x | {r['efficiency']} | {r['imbalance'] * 100:.2f}% | {r['exchange_gb_per_s_per_rank']} | {steps} |")
     try:
-        plot(rows, args.out, what, machine)
+        plot(rows, args.out, what, machine, shared=backend == "gpu" and max(ranks) > len(found))
         lines += ["", "Plot: scaling.png"]
     except ImportError:
         lines += ["", "Plot: not made (matplotlib is missing: Debian's python3-matplotlib)"]
@@ -228,7 +228,8 @@ def main():
     return 0
 
 
-def plot(rows, out, what, machine):
+def plot(rows, out, what, machine, shared=False):
+    """scaling.png; `shared`: more ranks than GPUs, so that ranks share them."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -237,9 +238,10 @@ def plot(rows, out, what, machine):
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     left.plot(n, [r["gpusort_mpi_s"] for r in rows], marker="o", color="#2ca02c", label="gpusort-mpi")
     left.plot(n, [r["ceiling_s"] for r in rows], marker="s", color="#1f77b4",
-              label="ceiling: n gpusort-file at once, each on 1/n")
+              label="ceiling: n gpusort-file at once, each on 1/n of the data")
     left.plot(n, [r["cp_s"] for r in rows], linestyle="--", color="#7f7f7f", label="cp of the file")
-    left.set_xlabel("ranks (one per GPU)")
+    ranks_label = "ranks (more than the GPUs: they share them)" if shared else "ranks (one per GPU)"
+    left.set_xlabel(ranks_label)
     left.set_ylabel("seconds (lower is faster)")
     left.set_xticks(n)
     left.set_ylim(bottom=0)
@@ -250,7 +252,7 @@ def plot(rows, out, what, machine):
         right.plot(n, [r["efficiency"] for r in rows], marker="o", color="#2ca02c")
         right.axhline(1.0, color="black", linewidth=1)
         right.set_ylim(0, max(1.1, max(r["efficiency"] for r in rows) * 1.1))
-    right.set_xlabel("ranks (one per GPU)")
+    right.set_xlabel(ranks_label)
     right.set_ylabel("efficiency: t(1) / (n x t(n)); 1 = perfect")
     right.set_xticks(n)
     right.grid(alpha=0.3)
