@@ -12,6 +12,7 @@
 #include <boost/property_tree/ptree.hpp>
 
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -325,4 +326,30 @@ TEST(Distributed, ProgressLineFromRankZeroEndsWithTheJobsSummary) {
     r = mpi_sort(2, {dir / "in", dir / "out"});
     ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_EQ(r.err.find("sorted "), std::string::npos) << r.err;
+}
+
+// A rank bound to fewer CPUs than the host's ranks could use says so once, and how to free them;
+// unbound, or with --threads given, it says nothing.
+TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
+    if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: a bound rank leaves none idle";
+    ScratchDir dir;
+    gen({"--count", "20000", "--seed", "14", dir / "in"});
+    auto sort_bound = [&](const std::string& binding, const std::vector<std::string>& options) {
+        std::vector<std::string> all = {"--oversubscribe", "--bind-to", binding, "-n", "1", GPUSORT_MPI_BIN, "--backend", "cpu"};
+        all.insert(all.end(), options.begin(), options.end());
+        all.insert(all.end(), {dir / "in", dir / "out"});
+        ::unlink((dir / "out").c_str());
+        return run(GPUSORT_MPIEXEC, all, allow_mpirun);
+    };
+    Result r = sort_bound("core", {});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err.rfind("gpusort-mpi: rank 0: note: this rank may run on 1 of the host's ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("--bind-to none"), std::string::npos) << r.err;
+    EXPECT_EQ(count_lines_from_us(r.err), 1) << r.err;
+    r = sort_bound("none", {});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    r = sort_bound("core", {"--threads", "1"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
 }

@@ -2,20 +2,22 @@
 // gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned and --input-list FILE (in place of INPUT). Rank r uses local GPU r mod count, or
 // the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
-#include "src/cli/cli_options.hpp"
-#include "src/distributed/distributed_sort.hpp"
-#include "src/cli/progress_line.hpp"
+#include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
+#include "src/cli/cli_options.hpp"
+#include "src/cli/progress_line.hpp"
+#include "src/distributed/distributed_sort.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <memory>
-#include <unistd.h>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,11 +27,29 @@ using namespace gpusort::distributed;
 
 namespace {
 
-// This rank's index among the ranks of its host, as the launcher says it.
+// This rank's index among the ranks of its host, and their number, as the launcher says them.
 int local_rank() {
     for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
         if (const char* value = std::getenv(name)) return std::atoi(value);
     return 0;
+}
+int local_ranks() {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+        if (const char* value = std::getenv(name)) return std::max(1, std::atoi(value));
+    return 1;
+}
+
+// Launchers bind ranks to CPUs (Open MPI binds each rank to one core when there are at most two),
+// and a rank's threads default to the CPUs it may run on: the ranks of a host may leave most of its
+// CPUs idle. Says so (and how to give them all) when the ranks of this host are bound to fewer
+// CPUs than it has and --threads was not given.
+std::optional<std::string> idle_cpus_note(const SortOptions& sort) {
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    const unsigned mine = default_threads();
+    if (sort.threads || online <= 0 || static_cast<long>(mine) * local_ranks() >= online) return std::nullopt;
+    return "this rank may run on " + std::to_string(mine) + " of the host's " + std::to_string(online) +
+           " CPUs (the launcher bound it), so it uses " + std::to_string(mine) + " thread" + (mine == 1 ? "" : "s") +
+           "; to let the ranks use every CPU, give mpirun --bind-to none (or a binding of several CPUs per rank)";
 }
 
 // Bytes per record of the sort.
@@ -156,6 +176,8 @@ int main(int argc, char** argv) {
                     std::cerr << "gpusort-mpi: rank " << rank << ": note: " << text << "\n";
                 };
             }
+            if (speaker && options.sort.notice)
+                if (const auto note = idle_cpus_note(options.sort)) options.sort.notice(*note);
             // Rank 0 draws the line (as gpusort-file: with --progress, or by default on a terminal):
             // its own progress through the job's steps, which every rank ends together.
             ProgressCounters counters;

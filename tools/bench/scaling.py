@@ -16,7 +16,7 @@ run. Writes scaling.csv, scaling.md and (with matplotlib) scaling.png into --out
 
   tools/bench/scaling.py --bin DIR [--size 64G | --format gensort --count 1G] [--ranks 1,2,4,8]
                          [--backend gpu|cpu] [--repeat 3] [--work DIR] [--out bench-results]
-                         [--mpirun "mpirun --oversubscribe"] [--quick] [-- OPTIONS OF gpusort-file]
+                         [--mpirun "mpirun --bind-to none"] [--quick] [-- OPTIONS OF gpusort-file]
 --size: random u64 (default: 16 GiB per GPU found, at most 128 GiB; --quick: 8 MiB).
 --quick: 8 MiB on the CPU backend with 1 and 2 ranks, a check of the whole run in seconds.
 The disk must hold the input, the output, the ranks' temp files and the shares (about 5 times the
@@ -82,7 +82,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", help="where the data go (default: a temp folder, removed after)")
     ap.add_argument("--out", default="bench-results")
-    ap.add_argument("--mpirun", default="mpirun", help="the launcher and its options, as one string")
+    ap.add_argument("--mpirun", default="mpirun --bind-to none",
+                    help="the launcher and its options, as one string (unbound, so that each rank's threads may use "
+                         "every CPU: Open MPI binds a rank to one core by default when there are at most two)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("sort_options", nargs="*", help="after --: options for gpusort-mpi and gpusort-file")
     args = ap.parse_args()
