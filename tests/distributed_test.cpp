@@ -353,3 +353,15 @@ TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
     ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_EQ(r.err, "");
 }
+
+// A small --memory cuts the exchange into many rounds (blocks of 1 MiB), whose buffers are reused
+// from round to round; the ranks' ranges are uneven in records, so they end their rounds apart.
+TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
+    ScratchDir dir;
+    gen({"--count", "1000003", "--dist", "few-unique", "--seed", "15", dir / "in"});
+    expect_same_as_one_process(dir, dir / "in", {"--memory", "8M"}, {}, "8 MiB of memory");
+    // gensort records: 100-byte records, blocks that are not a power of two.
+    gen({"--format", "gensort", "--count", "60001", "--seed", "16", dir / "in.dat"});
+    expect_same_as_one_process(dir, dir / "in.dat", {"--format", "gensort", "--memory", "8M"}, {"--format", "gensort"},
+                               "gensort in 8 MiB");
+}

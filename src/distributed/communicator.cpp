@@ -59,16 +59,15 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
     return out;
 }
 
-std::vector<std::vector<std::byte>> Communicator::exchange(std::vector<std::vector<std::byte>> to) const {
+void Communicator::exchange(std::vector<std::vector<std::byte>>& to, std::vector<std::vector<std::byte>>& from) const {
     const auto ranks = static_cast<std::size_t>(size_);
     std::vector<std::uint64_t> send_sizes(ranks), receive_sizes(ranks);
     for (std::size_t d = 0; d < ranks; ++d) send_sizes[d] = to.at(d).size();
     check(MPI_Alltoall(send_sizes.data(), 1, MPI_UINT64_T, receive_sizes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
           "MPI_Alltoall");
-    std::vector<std::vector<std::byte>> from(ranks);
+    from.resize(ranks);
     const auto self = static_cast<std::size_t>(rank_);
-    from[self] = std::move(to[self]);
-    to[self].clear();
+    std::swap(from[self], to[self]);
     std::vector<MPI_Request> requests;
     for (std::size_t s = 0; s < ranks; ++s) {
         if (s == self) continue;
@@ -88,7 +87,6 @@ std::vector<std::vector<std::byte>> Communicator::exchange(std::vector<std::vect
                   "MPI_Isend");
         }
     check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    return from;
 }
 
 void Communicator::agree(const std::string& failure) const {

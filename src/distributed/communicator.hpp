@@ -37,9 +37,11 @@ public:
     std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine) const;
     // `text` from rank `root` to every rank.
     std::string broadcast(const std::string& text, int root) const;
-    // One round of the exchange: to[d] goes to rank d; returns what each rank sent here, by rank
-    // (this rank's own piece moved, not copied). Any size: pieces above 1 GiB go as several messages.
-    std::vector<std::vector<std::byte>> exchange(std::vector<std::vector<std::byte>> to) const;
+    // One round of the exchange: to[d] goes to rank d, and from[s] becomes what rank s sent here
+    // (this rank's own piece is swapped with from[rank], not copied). Any size: pieces above 1 GiB
+    // go as several messages. from's buffers are resized in place, so that rounds that reuse them
+    // allocate (and the kernel zeroes) no fresh memory; what `to` holds afterwards is unspecified.
+    void exchange(std::vector<std::vector<std::byte>>& to, std::vector<std::vector<std::byte>>& from) const;
     // Ends a step: `failure` is this rank's (empty: it went well). Throws RankError with the failure
     // of the lowest failing rank on every rank when any failed.
     void agree(const std::string& failure) const;

@@ -126,10 +126,11 @@ void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File&
     }
 }
 
-// The records of `block` by part, each part's in block order: a counting sort, on all threads
-// (each slice of the block counts its records per part, then copies them to their places).
-std::vector<std::vector<std::byte>> scatter(std::span<const std::byte> block, const std::vector<std::uint32_t>& parts,
-                                            std::size_t part_count, std::size_t width) {
+// The records of `block` by part into to[part], each part's in block order: a counting sort, on all
+// threads (each slice of the block counts its records per part, then copies them to their places).
+// The buffers of `to` are resized in place, so that a round reuses the memory of the one before.
+void scatter(std::span<const std::byte> block, const std::vector<std::uint32_t>& parts, std::size_t part_count,
+             std::size_t width, std::vector<std::vector<std::byte>>& to) {
     constexpr std::size_t kSlice = 1 << 16;  // records
     const std::size_t slices = (parts.size() + kSlice - 1) / kSlice;
     std::vector<std::uint64_t> at(slices * part_count, 0);  // at[slice * part_count + part]: records before
@@ -137,7 +138,7 @@ std::vector<std::vector<std::byte>> scatter(std::span<const std::byte> block, co
         for (std::size_t i = slice * kSlice; i < std::min(parts.size(), (slice + 1) * kSlice); ++i)
             ++at[slice * part_count + parts[i]];
     });
-    std::vector<std::vector<std::byte>> to(part_count);
+    to.resize(part_count);
     for (std::size_t part = 0; part < part_count; ++part) {
         std::uint64_t total = 0;
         for (std::size_t slice = 0; slice < slices; ++slice) {
@@ -154,7 +155,6 @@ std::vector<std::vector<std::byte>> scatter(std::span<const std::byte> block, co
             ++next;
         }
     });
-    return to;
 }
 
 }  // namespace
@@ -292,18 +292,20 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::uint64_t rounds = 0;
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
+    // The buffers of what is sent and received, reused from round to round.
+    std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(p)), from(static_cast<std::size_t>(p));
     for (std::uint64_t round = 0; round < rounds; ++round) {
-        std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(p));
+        for (auto& piece : to) piece.clear();
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
         step([&] {
             if (round >= my_rounds) return;
             read_block(round);
-            to = scatter(block, parts, static_cast<std::size_t>(p), width);
+            scatter(block, parts, static_cast<std::size_t>(p), width, to);
             if (progress) progress->add(block.size());
         });
         for (int d = 0; d < p; ++d)
             if (d != rank) report.exchange_bytes_sent += to[static_cast<std::size_t>(d)].size();
-        const std::vector<std::vector<std::byte>> from = ranks.exchange(std::move(to));
+        ranks.exchange(to, from);
         step([&] {
             for (int s = 0; s < p; ++s) {
                 const auto& piece = from[static_cast<std::size_t>(s)];
