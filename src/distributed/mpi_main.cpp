@@ -1,6 +1,6 @@
 // gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
-// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned and --input-list FILE (in place of INPUT). Rank r uses local GPU r mod count, or
-// the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
+// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned and --input-list FILE (in place of
+// INPUT). Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
