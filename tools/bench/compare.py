@@ -20,7 +20,7 @@ first 20 bytes). gpusort's phases (--stats) of its median run are kept with its 
 The workloads: random u32 and u64 at each --sizes; u64 with a zipf and a nearly sorted key at
 the middle size; at the middle and the largest size the out-of-core settings: --device-memory at
 an eighth of the file, and --memory at a quarter (with STXXL given the same memory); a pipe case
-(u64, middle size) and a .zst case (4 GB of gensort records); 10 GB of gensort records. STXXL and
+(u64, middle size) and a .zst case (40 Mi gensort records, 4.2 GB); 100 Mi gensort records (10.5 GB). STXXL and
 GNU sort, far slower than the rest, run on workloads up to --slow-peers-up-to (12G) only.
 
 Writes results.csv, then table.md and the plots (report.py) into --out, and prints the table.
@@ -120,12 +120,14 @@ def workloads(sizes, gensort_records, zst_records):
 
 
 def record_count(text):
-    units = {"K": 10**3, "M": 10**6, "G": 10**9}
+    """gpusort-gen's --count: its suffixes are powers of 1024."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
 def expected_bytes(w):
-    """Bytes of the workload's data, before compression."""
+    """Bytes of the workload's data, before compression (for the disk check; the table takes the
+    size of the file made)."""
     if "--size" in w.gen:
         return int(w.gen[w.gen.index("--size") + 1])
     return record_count(w.gen[w.gen.index("--count") + 1]) * 100
@@ -210,6 +212,8 @@ def main():
             missing[f"{w.name}"] = f"skipped: needs {need / 1e9:.1f} GB in {work}, {free / 1e9:.1f} GB free"
             continue
         made = run([gen_bin] + w.gen + [data[:-4] if w.zst else data])
+        if made.returncode == 0:
+            size = os.path.getsize(data[:-4] if w.zst else data)
         if made.returncode == 0 and w.zst:
             made = run(["zstd", "-q", "-T0", "--rm", data[:-4], "-o", data])
         if made.returncode != 0:
