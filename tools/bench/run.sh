@@ -9,4 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/setup.sh
 tools/build.sh
-exec python3 tools/bench/compare.py --bin build --out bench-results "$@"
+# The plots need matplotlib, which Debian's python3-matplotlib installs for the system's Python: take
+# that one when the python3 first on PATH (a virtual environment, say) has none.
+python=python3
+if ! python3 -c 'import matplotlib' 2>/dev/null && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  python=/usr/bin/python3
+fi
+exec "$python" tools/bench/compare.py --bin build --out bench-results "$@"
