@@ -12,6 +12,7 @@
 #include <boost/property_tree/ptree.hpp>
 
 #include <cstdlib>
+#include <sched.h>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -331,7 +332,10 @@ TEST(Distributed, ProgressLineFromRankZeroEndsWithTheJobsSummary) {
 // A rank bound to fewer CPUs than the host's ranks could use says so once, and how to free them;
 // unbound, or with --threads given, it says nothing.
 TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
-    if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: a bound rank leaves none idle";
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 2)
+        GTEST_SKIP() << "one CPU: a bound rank leaves none idle";
     ScratchDir dir;
     gen({"--count", "20000", "--seed", "14", dir / "in"});
     auto sort_bound = [&](const std::string& binding, const std::vector<std::string>& options) {

@@ -9,6 +9,7 @@
 #include "src/distributed/distributed_sort.hpp"
 
 #include <mpi.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,12 +43,16 @@ int local_ranks() {
 // Launchers bind ranks to CPUs (Open MPI binds each rank to one core when there are at most two),
 // and a rank's threads default to the CPUs it may run on: the ranks of a host may leave most of its
 // CPUs idle. Says so (and how to give them all) when the ranks of this host are bound to fewer
-// CPUs than it has and --threads was not given.
+// CPUs than their launcher may use (its own affinity: the host's, or what a container or a batch
+// system allots to the job) and --threads was not given.
 std::optional<std::string> idle_cpus_note(const SortOptions& sort) {
-    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const long host = ::sched_getaffinity(::getppid(), sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                                                : ::sysconf(_SC_NPROCESSORS_ONLN);
     const unsigned mine = default_threads();
-    if (sort.threads || online <= 0 || static_cast<long>(mine) * local_ranks() >= online) return std::nullopt;
-    return "this rank may run on " + std::to_string(mine) + " of the host's " + std::to_string(online) +
+    if (sort.threads || host <= 0 || static_cast<long>(mine) * local_ranks() >= host) return std::nullopt;
+    return "this rank may run on " + std::to_string(mine) + " of the host's " + std::to_string(host) +
            " CPUs (the launcher bound it), so it uses " + std::to_string(mine) + " thread" + (mine == 1 ? "" : "s") +
            "; to let the ranks use every CPU, give mpirun --bind-to none (or a binding of several CPUs per rank)";
 }

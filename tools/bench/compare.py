@@ -183,7 +183,8 @@ def main():
             os.remove(path)
     missing = {}
     if not gpu_ok:
-        missing["gpusort-gpu"] = "no usable GPU (" + probe_run.stderr.strip().splitlines()[-1][:200] + ")"
+        why = (probe_run.stderr.strip().splitlines() or [f"exit {probe_run.returncode}"])[-1]
+        missing["gpusort-gpu"] = "no usable GPU (" + why[:200] + ")"
     for name, found, why in (("ips4o", ips4o_bin, "gpusort-bench-ips4o not built"),
                              ("stxxl", stxxl_bin, "gpusort-bench-stxxl not built (libstxxl-dev or OpenMP missing)"),
                              ("gnu-sort", gnu_sort, "no sort on PATH"), ("zstd", zstd, "no zstd on PATH")):
