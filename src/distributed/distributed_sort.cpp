@@ -205,6 +205,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         records = all * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(p) - first;
     });
     ranks.agree(step.failure());
+    report.record_size = width;
     report.range_records = records;
 
     // 2. Samples and splitters.

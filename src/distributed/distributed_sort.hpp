@@ -41,6 +41,7 @@ std::string partition_name(const std::string& output, int rank);
 
 struct DistributedReport {
     SortReport part;                              // this rank's sort of its part (empty when it got none)
+    std::size_t record_size = 0;                  // bytes per record
     std::uint64_t range_records = 0;              // records of this rank's range of INPUT
     std::vector<std::uint64_t> part_records;      // records of every rank's part, as received
     std::uint64_t output_records = 0;             // records of all parts, after --unique

@@ -57,15 +57,11 @@ std::optional<std::string> idle_cpus_note(const SortOptions& sort) {
            "; to let the ranks use every CPU, give mpirun --bind-to none (or a binding of several CPUs per rank)";
 }
 
-// Bytes per record of the sort.
-std::size_t width_of(const SortOptions& sort) {
-    return sort.records ? sort.records->record_size : key_width(sort.order.type);
-}
-
 // The line the progress line ends with, e.g.
 //   "sorted 1000000 records (7.63 MiB) on 4 ranks in 0.41 s, 19.51 MB/s; parts within 0.52% of even"
 // with ", N kept" after the records when --unique dropped some.
-std::string job_summary(const DistributedReport& report, std::size_t width, int ranks) {
+std::string job_summary(const DistributedReport& report, int ranks) {
+    const std::size_t width = report.record_size;
     std::uint64_t input = 0;
     for (const std::uint64_t n : report.part_records) input += n;
     char text[320];
@@ -197,7 +193,7 @@ int main(int argc, char** argv) {
             }
             try {
                 const DistributedReport report = distributed_sort(options, ranks);
-                if (progress) progress->finish(job_summary(report, width_of(options.sort), ranks.size()));
+                if (progress) progress->finish(job_summary(report, ranks.size()));
                 // Every rank's figures, one JSON object each, gathered in rank order.
                 const std::string mine = rank_json(report, ranks.rank()) + "\n";
                 const std::vector<std::byte> gathered = ranks.all_gather(std::as_bytes(std::span(mine)));

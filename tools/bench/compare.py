@@ -119,18 +119,12 @@ def workloads(sizes, gensort_records, zst_records):
     return out
 
 
-def record_count(text):
-    """gpusort-gen's --count: its suffixes are powers of 1024."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
-
-
 def expected_bytes(w):
     """Bytes of the workload's data, before compression (for the disk check; the table takes the
     size of the file made)."""
     if "--size" in w.gen:
         return int(w.gen[w.gen.index("--size") + 1])
-    return record_count(w.gen[w.gen.index("--count") + 1]) * 100
+    return size_arg(w.gen[w.gen.index("--count") + 1]) * 100  # gpusort-gen's suffixes are powers of 1024 too
 
 
 def main():
@@ -193,6 +187,7 @@ def main():
 
     rows = []
     device = None  # the GPU's name, from gpusort's --stats
+    slow_limit = size_arg(args.slow_peers_up_to)
     for w in chosen:
         size = expected_bytes(w)
         if "--device-memory" in w.extra and not gpu_ok:
@@ -204,8 +199,11 @@ def main():
         data = os.path.join(work, w.name + (".bin.zst" if w.zst else ".bin"))
         out = os.path.join(work, w.name + (".out.zst" if w.zst else ".out"))
         stats = os.path.join(work, w.name + ".stats.json")
-        slow_limit = size_arg(args.slow_peers_up_to)
-        text = os.path.join(work, w.name + ".txt") if gnu_sort and w.peer_type == "gensort" and size <= slow_limit else None
+        # STXXL and GNU sort where they apply (GNU sort: records with a text form), up to the size limit.
+        slow_applies = {"stxxl": bool(stxxl_bin and (w.peer_type or w.stxxl_memory)),
+                        "gnu-sort": bool(gnu_sort and w.peer_type == "gensort")}
+        slow = {peer: applies and size <= slow_limit for peer, applies in slow_applies.items()}
+        text = os.path.join(work, w.name + ".txt") if slow["gnu-sort"] else None
         # Disk: the data and one output, the text copy, and what a program may spill (at most the data).
         need = 3 * size + (size if text else 0)
         free = shutil.disk_usage(work).free
@@ -238,13 +236,10 @@ def main():
         # The in-memory peer needs the file and its own copy of it in memory.
         if ips4o_bin and w.peer_type and 2 * size < memory:
             programs.append(("ips4o", [ips4o_bin, "--type", w.peer_type, data, out]))
-        slow_ok = size <= slow_limit
-        would_run = {"stxxl": bool(stxxl_bin and (w.peer_type or w.stxxl_memory)),
-                     "gnu-sort": bool(gnu_sort and w.peer_type == "gensort")}
-        for slow, applies in would_run.items():
-            if applies and not slow_ok:
-                missing[f"{slow} on {w.name}"] = f"not run: larger than --slow-peers-up-to {args.slow_peers_up_to}"
-        if stxxl_bin and slow_ok and (w.peer_type or w.stxxl_memory):
+        for peer, applies in slow_applies.items():
+            if applies and not slow[peer]:
+                missing[f"{peer} on {w.name}"] = f"not run: larger than --slow-peers-up-to {args.slow_peers_up_to}"
+        if slow["stxxl"]:
             budget = ["--memory", str(max(w.stxxl_memory // MIB, 16))] if w.stxxl_memory else []
             programs.append(("stxxl", [stxxl_bin, "--type", w.peer_type or "u64"] + budget + [data, out]))
         if text:
@@ -297,7 +292,7 @@ def main():
     machine = f"{cpu_model()}, {threads} CPUs, {memory / GIB:.0f} GiB of memory, " + (
         f"GPU: {device}" if device else "no GPU used")
     print(report.write(args.out, [os.path.join(args.out, "results.csv")], args.repeat, machine,
-                       os.path.join(args.out, "missing.txt"), require_plots=args.plots))
+                       [os.path.join(args.out, "missing.txt")], require_plots=args.plots))
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     # A program that failed (its run or its check) is an error; one that cannot run here is not.

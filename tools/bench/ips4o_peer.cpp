@@ -5,10 +5,10 @@
 // keys in any order). The input must fit in memory; no budget, no spill, no checks beyond I/O.
 //   gpusort-bench-ips4o --type u32|u64|gensort [--threads N] INPUT OUTPUT
 // Prints the seconds of its phases (read, sort, write) on stderr; exit status 0, 1 on an I/O
-// error, 2 on a bad command line (peer_args.hpp).
+// error, 2 on a bad command line (peer_common.hpp).
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
-#include "tools/bench/peer_args.hpp"
+#include "tools/bench/peer_common.hpp"
 
 #include <ips4o.hpp>
 #include <tbb/global_control.h>
@@ -29,6 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using gpusort::bench::Gensort;
+using gpusort::bench::seconds_since;
 
 template <class T>
 void sort_as(std::byte* data, std::size_t bytes, unsigned threads) {
@@ -42,8 +43,6 @@ void sort_as(std::byte* data, std::size_t bytes, unsigned threads) {
     }
 }
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,7 +55,7 @@ int main(int argc, char** argv) {
         const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
         const gpusort::io::File in = gpusort::io::File::open_read(input);
         const std::uint64_t size = in.size();
-        if (size % width != 0) throw std::runtime_error("'" + input + "' is not a whole number of " + args.type + " records");
+        gpusort::bench::check_whole_records(size, args);
         const std::unique_ptr<std::byte[]> data(new std::byte[std::max<std::uint64_t>(size, 1)]);
         const std::span<std::byte> all(data.get(), static_cast<std::size_t>(size));
 

@@ -174,12 +174,12 @@ def plots(rows, out, repeat, machine):
     return made
 
 
-def write(out, csv_paths, repeat, machine, missing_path=None, require_plots=False):
+def write(out, csv_paths, repeat, machine, missing_paths=(), require_plots=False):
     """Writes table.md and the plots into `out`; returns the table (with a line on the plots)."""
     rows = load(csv_paths)
     missing = []
-    for path in ([missing_path] if isinstance(missing_path, str) else missing_path or []):
-        if path and os.path.exists(path):
+    for path in missing_paths:
+        if os.path.exists(path):
             with open(path) as f:
                 missing += [line.rstrip("\n") for line in f if line.strip()]
     text = table(rows, repeat, machine, missing)

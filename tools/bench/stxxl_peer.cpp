@@ -3,17 +3,18 @@
 // it. The input is read in large blocks and pushed record by record; STXXL forms sorted runs within
 // --memory (in parallel, in its OpenMP parallel mode), spills them to a temp file in the output's
 // folder (unlinked on open, so nothing is left), merges them, and the records are written out in
-// large blocks. Same keys and records as gpusort-bench-ips4o (peer_args.hpp).
+// large blocks. Same keys and records as gpusort-bench-ips4o (peer_common.hpp).
 //   gpusort-bench-stxxl --type u32|u64|gensort [--threads N] [--memory MiB] INPUT OUTPUT
 // --memory: STXXL's budget, for run formation and for the merge each (default: a quarter of the
-// machine's memory, so that both together take at most half). Prints the seconds of its phases (read and form runs, merge and write) on
-// stderr; exit status 0, 1 on an error (no OUTPUT is left), 2 on a bad command line.
+// machine's memory, so that both together take at most half). Prints the seconds of its phases
+// (read and form runs, merge and write) on stderr; exit status 0, 1 on an error (no OUTPUT is
+// left), 2 on a bad command line.
 //
 // STXXL's merge takes the largest key as its sentinel: a u32 or u64 key of all ones, or a gensort
 // key of ten 0xff bytes, is where this peer could go wrong; the benchmark checks every output.
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
-#include "tools/bench/peer_args.hpp"
+#include "tools/bench/peer_common.hpp"
 
 #include <omp.h>
 #include <stxxl/sorter>
@@ -28,7 +29,6 @@
 #include <exception>
 #include <fcntl.h>
 #include <filesystem>
-#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,34 +37,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using gpusort::bench::Gensort;
+using gpusort::bench::seconds_since;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
+// STXXL's order: less-than, with the least and the largest value as the merge's sentinels.
 template <class T>
 struct Ascending {
     bool operator()(const T& a, const T& b) const { return a < b; }
-    T min_value() const;
-    T max_value() const;
+    T min_value() const { return bound(0x00); }
+    T max_value() const { return bound(0xff); }
+    // The value whose bytes are all `byte`: the least or the largest unsigned key or gensort key.
+    static T bound(unsigned char byte) {
+        T value;
+        std::memset(&value, byte, sizeof value);
+        return value;
+    }
 };
-template <class T>
-T Ascending<T>::min_value() const {
-    if constexpr (std::is_same_v<T, Gensort>) {
-        Gensort g{};
-        return g;
-    } else {
-        return std::numeric_limits<T>::min();
-    }
-}
-template <class T>
-T Ascending<T>::max_value() const {
-    if constexpr (std::is_same_v<T, Gensort>) {
-        Gensort g;
-        g.bytes.fill(0xff);
-        return g;
-    } else {
-        return std::numeric_limits<T>::max();
-    }
-}
 
 constexpr std::size_t kBlockBytes = std::size_t{64} << 20;
 
@@ -107,8 +94,7 @@ int main(int argc, char** argv) {
     try {
         const gpusort::io::File in = gpusort::io::File::open_read(args.input);
         const std::uint64_t size = in.size();
-        if (size % args.width != 0)
-            throw std::runtime_error("'" + args.input + "' is not a whole number of " + args.type + " records");
+        gpusort::bench::check_whole_records(size, args);
         std::uint64_t memory = args.memory_mib << 20;
         if (memory == 0) memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / 4;
 

@@ -1,15 +1,18 @@
 // What the benchmarks' peers (gpusort-bench-ips4o, gpusort-bench-stxxl) share: their command line
 //   PROGRAM --type u32|u64|gensort [--threads N] [--memory MiB] INPUT OUTPUT
-// (a bad one ends the program with status 2), and the gensort record they sort: 100 bytes ordered
-// by the first 10 (memcmp; equal keys in any order). Keys are unsigned and ascending.
+// (a bad one ends the program with status 2), the gensort record they sort: 100 bytes ordered by
+// the first 10 (memcmp; equal keys in any order), the check that INPUT holds whole records, and
+// the timing of their phases. Keys are unsigned and ascending.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +69,16 @@ inline PeerArgs parse_peer_args(int argc, char** argv, const char* program, bool
     args.input = operands[0];
     args.output = operands[1];
     return args;
+}
+
+// Bytes of INPUT, `size`, as whole records of args.type; throws when it is not.
+inline void check_whole_records(std::uint64_t size, const PeerArgs& args) {
+    if (size % args.width != 0)
+        throw std::runtime_error("'" + args.input + "' is not a whole number of " + args.type + " records");
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace gpusort::bench
