@@ -4,22 +4,30 @@
 #include "io/io_error.hpp"
 #include "io/syscalls.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace gpusort::io {
 
-FileMapping::FileMapping(const File& file, std::uint64_t size) : size_(size) {
+FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t size) : size_(size) {
     if (size == 0) return;
-    file.truncate(size);
-    void* p = sys::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(), 0);
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    lead_ = static_cast<std::size_t>(offset % page);
+    void* p = sys::mmap(nullptr, size + lead_, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(),
+                        static_cast<off_t>(offset - lead_));
     if (p == MAP_FAILED) throw_errno("cannot map", file.path(), errno);
-    data_ = static_cast<std::byte*>(p);
+    data_ = static_cast<std::byte*>(p) + lead_;
 }
 
 bool FileMapping::populate(std::uint64_t offset, std::uint64_t length) const {
 #ifdef MADV_POPULATE_WRITE
-    return length == 0 || ::madvise(data_ + offset, length, MADV_POPULATE_WRITE) == 0;
+    if (length == 0) return true;
+    // madvise takes whole pages: from the one that holds the first byte.
+    std::byte* const from = data_ + offset;
+    const std::size_t before = static_cast<std::size_t>((lead_ + offset) % static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)));
+    return ::madvise(from - before, length + before, MADV_POPULATE_WRITE) == 0;
 #else
     (void)offset;
     (void)length;
@@ -27,8 +35,16 @@ bool FileMapping::populate(std::uint64_t offset, std::uint64_t length) const {
 #endif
 }
 
+void FileMapping::release(std::uint64_t offset, std::uint64_t length) const {
+    if (length == 0) return;
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t from = (lead_ + offset) / page * page;
+    const std::uint64_t to = std::min<std::uint64_t>((lead_ + offset + length + page - 1) / page * page, lead_ + size_);
+    ::madvise(data_ - lead_ + from, to - from, MADV_DONTNEED);  // a hint: failing, the pages stay mapped
+}
+
 FileMapping::~FileMapping() {
-    if (data_) ::munmap(data_, size_);
+    if (data_) ::munmap(data_ - lead_, size_ + lead_);
 }
 
 }  // namespace gpusort::io

@@ -1,7 +1,8 @@
-// FileMapping: a shared, writable memory map of the first `size` bytes of a file. Filling a fresh
-// output through a map from many threads is several times faster than pwrite, whose writers take
-// turns on the file; use it only on space reserved with File::allocate, so that no page written
-// through the map can find the disk full.
+// FileMapping: a shared, writable memory map of bytes [offset, offset + size) of a file. Filling a
+// file through a map from many threads is several times faster than pwrite, whose writers take
+// turns on the file's lock (on the H100 machine's ext4, 16 threads moved 9.7 GB/s through a map and
+// 2.3 GB/s through pwrite into one file). Use it only on space reserved with File::allocate, so that
+// no page written through the map can find the disk full.
 #pragma once
 
 #include "io/file.hpp"
@@ -13,20 +14,29 @@ namespace gpusort::io {
 
 class FileMapping {
 public:
-    FileMapping(const File& file, std::uint64_t size);  // throws IoError
+    // The file must already span the bytes mapped; any offset will do (the map starts at the page
+    // that holds it). Maps of neighbouring ranges may share a page. Throws IoError.
+    FileMapping(const File& file, std::uint64_t offset, std::uint64_t size);
     ~FileMapping();
     FileMapping(const FileMapping&) = delete;
     FileMapping& operator=(const FileMapping&) = delete;
 
+    // The byte at `offset` of the file.
     std::byte* data() const { return data_; }
-    // Faults in [offset, offset + length) as writable pages without changing their contents, so
-    // that later writes there only copy. Returns false where the kernel cannot (before Linux 5.14).
+    // Faults in [offset, offset + length) of the map as writable pages without changing their
+    // contents, so that later writes there only copy. Returns false where the kernel cannot (before
+    // Linux 5.14).
     bool populate(std::uint64_t offset, std::uint64_t length) const;
+    // Drops the pages of [offset, offset + length) of the map (and of its ends' pages) from this
+    // process's memory; their bytes stay in the file, through the page cache. Touched again, they are
+    // faulted in again.
+    void release(std::uint64_t offset, std::uint64_t length) const;
     std::uint64_t size() const { return size_; }
 
 private:
     std::byte* data_ = nullptr;
     std::uint64_t size_ = 0;
+    std::size_t lead_ = 0;  // bytes mapped before data_: from the start of its page
 };
 
 }  // namespace gpusort::io

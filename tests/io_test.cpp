@@ -1,5 +1,6 @@
 // io/: complete positional transfers, nameless temp files, and the atomic output file.
 #include "io/atomic_output_file.hpp"
+#include "io/file_mapping.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
@@ -112,6 +113,35 @@ TEST(DirectIo, SpillFileRefusesNothingWhereTheFileSystemHasIt) {
     EXPECT_THROW(io::create_temp_file(dir.path()).use_direct_io(io::kDirectIoAlignment + 1), std::invalid_argument);
     EXPECT_THROW(io::direct_io_supported(dir / "missing"), io::IoError);
     EXPECT_TRUE(dir.entries().empty());
+}
+
+// Maps of neighbouring ranges at offsets inside pages, written from threads at once, and a range
+// released from memory: the file holds every byte, and nothing outside the ranges changed.
+TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
+    ScratchDir dir;
+    io::File file = io::create_temp_file(dir.path());
+    const std::size_t size = 5 * 4096 + 777;
+    std::vector<std::byte> data(size, std::byte{0x5a});
+    ASSERT_TRUE(file.allocate(size));
+    file.write_at(0, data);
+    const std::size_t cuts[] = {100, 4096 + 3, 3 * 4096 + 1000, size - 10};
+    std::mt19937_64 rng(4);
+    for (std::size_t i = cuts[0]; i < cuts[3]; ++i) data[i] = static_cast<std::byte>(rng());
+    {
+        std::vector<std::thread> writers;
+        for (std::size_t r = 0; r < 3; ++r)
+            writers.emplace_back([&, r] {
+                const io::FileMapping map(file, cuts[r], cuts[r + 1] - cuts[r]);
+                EXPECT_EQ(map.size(), cuts[r + 1] - cuts[r]);
+                std::memcpy(map.data(), data.data() + cuts[r], map.size());
+                map.release(0, map.size() / 2);
+                EXPECT_EQ(std::memcmp(map.data(), data.data() + cuts[r], map.size()), 0) << "range " << r;
+            });
+        for (auto& w : writers) w.join();
+    }
+    std::vector<std::byte> back(size);
+    file.read_at(0, back);
+    EXPECT_TRUE(back == data);
 }
 
 TEST(TempFile, LeavesNothingInItsFolder) {

@@ -1,10 +1,13 @@
-// distributed_sort: samples and splitters, the counted exchange into a temp file, the sort of each
-// part with sort_file, and the parts copied into OUTPUT.
+// distributed_sort: samples and splitters, the counted exchange into a temp file, and the sort of
+// each part with sort_file straight into its place in OUTPUT (with --unique, into a file of its own,
+// whose kept records are then copied there).
 #include "src/distributed/distributed_sort.hpp"
 
 #include "gpusort/compression.hpp"
 #include "io/atomic_output_file.hpp"
 #include "io/file.hpp"
+#include "io/file_mapping.hpp"
+#include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
 #include "io/signal_cleanup.hpp"
@@ -19,10 +22,13 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <memory>
+#include <span>
 #include <optional>
 #include <unistd.h>
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
@@ -126,10 +132,21 @@ void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File&
     }
 }
 
+// Adds the records of each part among `parts` to counts[part], on all threads.
+void count_parts(std::span<const std::uint32_t> parts, std::vector<std::uint64_t>& counts) {
+    tbb::enumerable_thread_specific<std::vector<std::uint64_t>> local([&] { return std::vector<std::uint64_t>(counts.size(), 0); });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 1 << 16), [&](const tbb::blocked_range<std::size_t>& r) {
+        std::vector<std::uint64_t>& mine = local.local();
+        for (std::size_t i = r.begin(); i != r.end(); ++i) ++mine[parts[i]];
+    });
+    for (const auto& mine : local)
+        for (std::size_t part = 0; part < counts.size(); ++part) counts[part] += mine[part];
+}
+
 // The records of `block` by part into to[part], each part's in block order: a counting sort, on all
 // threads (each slice of the block counts its records per part, then copies them to their places).
 // The buffers of `to` are resized in place, so that a round reuses the memory of the one before.
-void scatter(std::span<const std::byte> block, const std::vector<std::uint32_t>& parts, std::size_t part_count,
+void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> parts, std::size_t part_count,
              std::size_t width, std::vector<std::vector<std::byte>>& to) {
     constexpr std::size_t kSlice = 1 << 16;  // records
     const std::size_t slices = (parts.size() + kSlice - 1) / kSlice;
@@ -155,6 +172,16 @@ void scatter(std::span<const std::byte> block, const std::vector<std::uint32_t>&
             ++next;
         }
     });
+}
+
+// The records before `rank`'s part and in all parts, from the records of each part.
+std::pair<std::uint64_t, std::uint64_t> part_offset_total(const std::vector<std::uint64_t>& parts, int rank) {
+    std::uint64_t before = 0, total = 0;
+    for (std::size_t r = 0; r < parts.size(); ++r) {
+        if (r < static_cast<std::size_t>(rank)) before += parts[r];
+        total += parts[r];
+    }
+    return {before, total};
 }
 
 }  // namespace
@@ -240,22 +267,37 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // 3. The counted exchange: every record of the range goes to the rank of its part.
     const std::uint64_t block_records = block_bytes(sort, p, width) / width;
     const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
+    // The part of every record of the range is kept from the counting pass when the parts take at
+    // most a quarter of the memory budget (the blocks of the exchange take at most half): the
+    // exchange then reads the records again but does not classify them again.
+    const bool keep_parts = records * sizeof(std::uint32_t) <= sort.memory_bytes.value_or(default_memory_budget()) / 4;
+    std::unique_ptr<std::uint32_t[]> range_parts;
     std::vector<std::byte> block;
-    std::vector<std::uint32_t> parts;  // of the records of the block
-    // Reads block `round` of this rank's range and finds the part of each of its records.
-    auto read_block = [&](std::uint64_t round) {
+    std::vector<std::uint32_t> found;
+    std::span<const std::uint32_t> parts;  // of the records of the block
+    // Reads block `round` of this rank's range and finds the part of each of its records (or takes
+    // the parts kept from the counting pass).
+    auto read_block = [&](std::uint64_t round, bool counting) {
         const std::uint64_t at = round * block_records;
-        block.resize(static_cast<std::size_t>(std::min(block_records, records - at) * width));
+        const std::size_t n = static_cast<std::size_t>(std::min(block_records, records - at));
+        block.resize(n * width);
         input.read((first + at) * width, block);
-        finder->find(block, first + at, parts);
+        if (keep_parts && !counting) {
+            parts = std::span<const std::uint32_t>(range_parts.get() + at, n);
+            return;
+        }
+        finder->find(block, first + at, found);
+        parts = found;
+        if (keep_parts) std::memcpy(range_parts.get() + at, found.data(), n * sizeof(std::uint32_t));
     };
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
     ProgressCounters* const progress = sort.progress;  // rank 0's, when it draws the progress line
     if (progress) progress->start_phase(ProgressPhase::reading, records * width);
     step([&] {
+        if (keep_parts) range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
         for (std::uint64_t round = 0; round < my_rounds; ++round) {
-            read_block(round);
-            for (const std::uint32_t part : parts) ++counts[part];
+            read_block(round, true);
+            count_parts(parts, counts);
             if (progress) progress->add(block.size());
         }
     });
@@ -276,13 +318,15 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         report.imbalance = all > 0 ? static_cast<double>(largest) * p / static_cast<double>(all) - 1 : 0;
     }
 
-    // Each source's records land in a region of their own, in the order they were sent.
+    // Each source's records land in a region of their own, in the order they were sent: through a
+    // map of the file where its space could be reserved (writers of one file with pwrite take turns).
     const std::string tmp = temp_folder(sort);
     std::optional<io::File> received;
+    std::optional<io::FileMapping> received_map;
     std::vector<std::uint64_t> cursor(static_cast<std::size_t>(p), 0);  // bytes, per source
     step([&] {
         received.emplace(io::create_temp_file(tmp));
-        received->allocate(part * width);
+        if (received->allocate(part * width) && part > 0) received_map.emplace(*received, 0, part * width);
         std::uint64_t at = 0;
         for (int s = 0; s < p; ++s) {
             cursor[static_cast<std::size_t>(s)] = at;
@@ -300,48 +344,96 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
         step([&] {
             if (round >= my_rounds) return;
-            read_block(round);
+            read_block(round, false);
             scatter(block, parts, static_cast<std::size_t>(p), width, to);
             if (progress) progress->add(block.size());
         });
         for (int d = 0; d < p; ++d)
             if (d != rank) report.exchange_bytes_sent += to[static_cast<std::size_t>(d)].size();
+        const auto transfer_start = Clock::now();
         ranks.exchange(to, from);
+        report.step_seconds.transfer += seconds_since(transfer_start);
         step([&] {
             for (int s = 0; s < p; ++s) {
                 const auto& piece = from[static_cast<std::size_t>(s)];
-                io::write_parallel(*received, cursor[static_cast<std::size_t>(s)], piece);
-                cursor[static_cast<std::size_t>(s)] += piece.size();
+                std::uint64_t& at = cursor[static_cast<std::size_t>(s)];
+                if (received_map) {
+                    io::copy_parallel(received_map->data() + at, piece);
+                    received_map->release(at, piece.size());  // the bytes stay in the file
+                } else {
+                    io::write_parallel(*received, at, piece);
+                }
+                at += piece.size();
             }
         });
     }
     ranks.agree(step.failure());
     input = InputFiles();
+    range_parts.reset();
+    received_map.reset();
     end_step(report.step_seconds.exchange);
 
-    // 4. This rank's part, sorted by the single-process engine into a file of its own.
-    std::optional<io::File> sorted;
+    // 4. OUTPUT, made before the sort: with --partitioned a file of each rank's own, else one file
+    // that rank 0 creates under a hidden name and every rank opens to write its part of. Either
+    // appears only once every rank has written its part.
+    std::optional<io::AtomicOutputFile> out;  // this rank's partition file, or rank 0's OUTPUT
+    std::optional<io::File> shared;           // OUTPUT as every rank writes it (not partitioned)
     step([&] {
-        if (part == 0) return;
-        PartFile part_file(tmp);
-        SortOptions local = sort;
-        local.input = "/proc/self/fd/" + std::to_string(received->fd());
-        local.output = part_file.name();
-        local.input_compression = local.output_compression = Compression::none;
-        local.tmp_dir = tmp;
-        local.progress = progress;  // the phases of this rank's own sort
-        report.part = sort_file(local);
-        sorted.emplace(part_file.open_and_remove());
+        if (options.partitioned) {
+            out.emplace(partition_name(sort.output, rank));
+        } else if (rank == 0) {
+            out.emplace(sort.output, io::AtomicOutputFile::Naming::named);
+            if (!sort.unique) out->file().truncate(part_offset_total(report.part_records, rank).second * width);
+        }
     });
-    received.reset();
     ranks.agree(step.failure());
-    end_step(report.step_seconds.sort);
+    if (!options.partitioned) {
+        const std::string hidden = ranks.broadcast(rank == 0 ? out->temp_path() : std::string(), 0);
+        step([&] {
+            shared.emplace(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), sort.output);
+            if (!shared->is_open()) io::throw_errno("cannot write", sort.output, errno);
+        });
+        ranks.agree(step.failure());
+    }
+    const io::File& target = options.partitioned ? out->file() : *shared;
 
-    // --unique: a part's first record goes when its key ended the part before (the last part with
-    // records), since that part kept the first of the key in input order.
-    const std::uint64_t sorted_records = sorted ? report.part.output_records : 0;
-    std::uint64_t skip = 0;
-    if (sort.unique) {
+    // 5. This rank's part, sorted by the single-process engine: straight into its place in OUTPUT;
+    // with --unique (how many records each part keeps is known only once all are sorted) into a file
+    // of its own, whose kept records are then copied there.
+    SortOptions local = sort;
+    local.input = "/proc/self/fd/" + std::to_string(received->fd());
+    local.input_compression = local.output_compression = Compression::none;
+    local.tmp_dir = tmp;
+    local.progress = progress;  // the phases of this rank's own sort
+    if (!sort.unique) {
+        const auto [offset, total] = part_offset_total(report.part_records, rank);
+        step([&] {
+            if (part == 0) return;
+            local.output_region = OutputRegion{target.fd(), options.partitioned ? 0 : offset * width};
+            report.part = sort_file(local);
+            if (sort.sync) target.sync_data();
+        });
+        received.reset();
+        ranks.agree(step.failure());
+        report.output_records = total;
+        end_step(report.step_seconds.sort);
+    } else {
+        std::optional<io::File> sorted;
+        step([&] {
+            if (part == 0) return;
+            PartFile part_file(tmp);
+            local.output = part_file.name();
+            report.part = sort_file(local);
+            sorted.emplace(part_file.open_and_remove());
+        });
+        received.reset();
+        ranks.agree(step.failure());
+        end_step(report.step_seconds.sort);
+
+        // A part's first record goes when its key ended the part before (the last part with
+        // records), since that part kept the first of the key in input order.
+        const std::uint64_t sorted_records = sorted ? report.part.output_records : 0;
+        std::uint64_t skip = 0;
         std::vector<std::byte> ends(2 * reader->key_bytes() + 1, std::byte{0});
         step([&] {
             if (sorted_records == 0) return;
@@ -361,26 +453,25 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             if (std::memcmp(theirs + 1 + reader->key_bytes(), ends.data() + 1, reader->key_bytes()) == 0) skip = 1;
             break;
         }
-    }
-    const std::uint64_t kept = sorted_records - skip;
-    const std::vector<std::uint64_t> kept_of = ranks.all_gather(std::span<const std::uint64_t>(&kept, 1));
-    std::uint64_t offset = 0, total = 0;
-    for (int r = 0; r < p; ++r) {
-        if (r < rank) offset += kept_of[static_cast<std::size_t>(r)];
-        total += kept_of[static_cast<std::size_t>(r)];
-    }
-    report.output_records = total;
-
-    // 5. The parts into OUTPUT: it appears only once every rank has written its part.
-    if (progress) progress->start_phase(ProgressPhase::writing, kept * width);
-    if (options.partitioned) {
-        const std::string name = partition_name(sort.output, rank);
-        std::optional<io::AtomicOutputFile> out;
+        const std::uint64_t kept = sorted_records - skip;
+        const std::vector<std::uint64_t> kept_of = ranks.all_gather(std::span<const std::uint64_t>(&kept, 1));
+        const auto [offset, total] = part_offset_total(kept_of, rank);
+        report.output_records = total;
+        if (progress) progress->start_phase(ProgressPhase::writing, kept * width);
         step([&] {
-            out.emplace(name);
-            if (kept > 0) copy_bytes(*sorted, skip * width, out->file(), 0, kept * width, progress);
+            if (!options.partitioned && rank == 0) out->file().truncate(total * width);
         });
         ranks.agree(step.failure());
+        step([&] {
+            if (kept == 0) return;
+            copy_bytes(*sorted, skip * width, target, options.partitioned ? 0 : offset * width, kept * width, progress);
+            if (sort.sync) target.sync_data();
+        });
+        ranks.agree(step.failure());
+    }
+
+    // 6. OUTPUT into place, once every rank has written its part.
+    if (options.partitioned) {
         bool committed = false;
         step([&] {
             out->commit(sort.sync);
@@ -389,28 +480,11 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         try {
             ranks.agree(step.failure());
         } catch (const RankError&) {
-            if (committed) ::unlink(name.c_str());  // another rank's file did not appear: none does
+            if (committed) ::unlink(partition_name(sort.output, rank).c_str());  // another rank's file did not appear: none does
             throw;
         }
     } else {
-        std::optional<io::AtomicOutputFile> out;  // on rank 0: held until moved to OUTPUT
-        std::string hidden;
-        step([&] {
-            if (rank != 0) return;
-            out.emplace(sort.output, io::AtomicOutputFile::Naming::named);
-            out->file().truncate(total * width);
-            hidden = out->temp_path();
-        });
-        ranks.agree(step.failure());
-        hidden = ranks.broadcast(hidden, 0);
-        step([&] {
-            if (kept == 0) return;
-            const io::File shared(::open(hidden.c_str(), O_WRONLY | O_CLOEXEC), sort.output);
-            if (!shared.is_open()) io::throw_errno("cannot write", sort.output, errno);
-            copy_bytes(*sorted, skip * width, shared, offset * width, kept * width, progress);
-            if (sort.sync) shared.sync_data();
-        });
-        ranks.agree(step.failure());
+        shared.reset();
         step([&] {
             if (rank == 0) out->commit(sort.sync);
         });

@@ -5,16 +5,19 @@
 //      files one after the other, input_files.hpp).
 //   2. Each takes regular samples of its range; all ranks choose the same p - 1 splitters from all
 //      samples (key_points.hpp: ties broken by input position).
-//   3. Each reads its range twice in blocks: first counting the records for each part, then sending
-//      each block's records to the ranks whose parts they fall in, in rounds of the exchange. A rank
+//   3. Each reads its range twice in blocks: first counting the records for each part (and keeping
+//      each record's part when they fit in a quarter of the memory budget), then sending each
+//      block's records to the ranks whose parts they fall in, in rounds of the exchange. A rank
 //      stores what it receives in a temp file, each source's records in a region of their own, in
 //      input order.
-//   4. Each rank sorts its part with the single-process engine (sort_file: GPU or CPU, out of core
-//      when needed). Its sort is stable, and its part holds the records of lower ranks first, so
-//      equal keys keep their input order across ranks; with --unique, a rank drops a first record
-//      whose key ended the part before.
-//   5. Each rank copies its sorted part into OUTPUT at its offset (a hidden file that rank 0 moves to
-//      OUTPUT when every rank has succeeded) or into OUTPUT.RRRRR of its own.
+//   4. OUTPUT is made: a hidden file that rank 0 creates and every rank opens, moved to OUTPUT when
+//      every rank has succeeded; or, with --partitioned, OUTPUT.RRRRR of each rank's own.
+//   5. Each rank sorts its part with the single-process engine (sort_file: GPU or CPU, out of core
+//      when needed) straight into its place in OUTPUT (SortOptions::output_region). Its sort is
+//      stable, and its part holds the records of lower ranks first, so equal keys keep their input
+//      order across ranks. With --unique, where how many records each part keeps is known only once
+//      all are sorted, a rank sorts into a file of its own, drops a first record whose key ended the
+//      part before, and copies the rest into its place.
 // A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left.
 #pragma once
 
@@ -49,9 +52,11 @@ struct DistributedReport {
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
-    // sort of its part, and the part into OUTPUT (copy and commit).
+    // sort of its part (OUTPUT made, and the part written into it), and OUTPUT moved into place
+    // (with --unique, the kept records copied there first). Of the exchange, `transfer` is the time
+    // in MPI, the rest reading, classifying and storing.
     struct Seconds {
-        double samples = 0, counting = 0, exchange = 0, sort = 0, output = 0;
+        double samples = 0, counting = 0, exchange = 0, transfer = 0, sort = 0, output = 0;
     } step_seconds;
     double seconds = 0;                           // the whole job, this rank
 };

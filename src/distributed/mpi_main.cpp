@@ -82,8 +82,10 @@ std::string rank_json(const DistributedReport& report, int rank) {
         << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
+        << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
         << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
-        << ", \"exchange\": " << t.exchange << ", \"sort\": " << t.sort << ", \"output\": " << t.output
+        << ", \"exchange\": " << t.exchange << ", \"transfer\": " << t.transfer << ", \"sort\": " << t.sort
+        << ", \"output\": " << t.output
         << ", \"total\": " << report.seconds << "}}";
     return out.str();
 }

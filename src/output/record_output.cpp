@@ -86,7 +86,10 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
         for (std::uint64_t i = first; i != end; ++i)
             if (kept(i)) std::memcpy(destination + j++ * r, base + i * e + k, r);
     });
-    if (!map) std::get<PositionalFile>(output_.destination()).file->write_at(at * r, buffer);
+    if (!map) {
+        const PositionalFile& to = std::get<PositionalFile>(output_.destination());
+        to.file->write_at(to.base + at * r, buffer);
+    }
     if (output_.progress()) output_.progress()->add(n * r);
     std::memcpy(s.last_key.data(), base + (count - 1) * e, k);
     s.kept = at + n - s.begin;
@@ -100,13 +103,13 @@ void RecordOutput::move_records(std::uint64_t from, std::uint64_t to, std::uint6
         std::memmove(data + to * record_size_, data + from * record_size_, bytes);
         return;
     }
-    const io::File& file = *std::get<PositionalFile>(output_.destination()).file;
+    const PositionalFile& file = std::get<PositionalFile>(output_.destination());
     constexpr std::uint64_t kBlock = std::uint64_t{8} << 20;
     std::vector<std::byte> block(static_cast<std::size_t>(std::min(bytes, kBlock)));
     for (std::uint64_t done = 0; done < bytes; done += kBlock) {
         const std::size_t n = static_cast<std::size_t>(std::min(kBlock, bytes - done));
-        file.read_at(from * record_size_ + done, std::span<std::byte>(block.data(), n));
-        file.write_at(to * record_size_ + done, std::span<const std::byte>(block.data(), n));
+        file.file->read_at(file.base + from * record_size_ + done, std::span<std::byte>(block.data(), n));
+        file.file->write_at(file.base + to * record_size_ + done, std::span<const std::byte>(block.data(), n));
     }
 }
 

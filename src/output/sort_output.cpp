@@ -32,7 +32,7 @@ void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) c
         std::uint64_t offset;
         std::span<const std::byte> bytes;
         void operator()(const MappedFile& to) const { io::copy_parallel(to.mapping->data() + offset, bytes); }
-        void operator()(const PositionalFile& to) const { io::write_parallel(*to.file, offset, bytes); }
+        void operator()(const PositionalFile& to) const { io::write_parallel(*to.file, to.base + offset, bytes); }
         void operator()(StreamOutput* to) const { to->append(offset, bytes); }
     };
     std::visit(Write{offset, bytes}, destination_);
@@ -62,9 +62,15 @@ OutputTarget::OutputTarget(const OutputOptions& options)
     : name_(options.path == "-" ? "standard output" : options.path),
       verify_block_bytes_(options.verify_block_bytes),
       verify_queue_(options.verify_queue) {
-    compression_ = options.compression.value_or(compression_of(options.path));
+    compression_ = options.region ? Compression::none : options.compression.value_or(compression_of(options.path));
     int fd = -1;
-    if (options.path == "-") {
+    if (options.region) {
+        // A descriptor of its own, closed with the target.
+        const int own = ::fcntl(options.region->fd, F_DUPFD_CLOEXEC, 0);
+        if (own < 0) io::throw_errno("cannot write", options.path, errno);
+        region_ = io::File(own, options.path);
+        region_offset_ = options.region->offset;
+    } else if (options.path == "-") {
         fd = STDOUT_FILENO;
     } else {
         if (is_device(options.path)) {
@@ -92,8 +98,6 @@ OutputTarget::OutputTarget(const OutputOptions& options)
 
 OutputTarget::~OutputTarget() = default;
 
-std::string OutputTarget::folder() const { return atomic_ ? io::parent_folder(atomic_->path()) : std::string(); }
-
 void OutputTarget::check_as_written(const KeySpec& spec, bool strict) {
     if (stream_) stream_->check_records(spec, strict);
 }
@@ -101,12 +105,13 @@ void OutputTarget::check_as_written(const KeySpec& spec, bool strict) {
 const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     reserved_ = bytes;
     if (stream_) return output_.emplace(stream_.get(), progress_);
+    const io::File& file = atomic_ ? atomic_->file() : region_;
     // Written through a memory map when the space is reserved (no page can then meet a full disk).
-    if (bytes > 0 && atomic_->file().allocate(bytes) && may_map_) {
-        mapping_.emplace(atomic_->file(), bytes);
+    if (bytes > 0 && file.allocate(region_offset_, bytes) && may_map_) {
+        mapping_.emplace(file, region_offset_, bytes);
         return output_.emplace(MappedFile{&*mapping_}, progress_);
     }
-    return output_.emplace(PositionalFile{&atomic_->file()}, progress_);
+    return output_.emplace(PositionalFile{&file, region_offset_}, progress_);
 }
 
 void OutputTarget::finish(std::uint64_t bytes) {
@@ -118,7 +123,7 @@ void OutputTarget::finish(std::uint64_t bytes) {
     }
     output_.reset();
     mapping_.reset();
-    if (bytes < reserved_) atomic_->file().truncate(bytes);
+    if (atomic_ && bytes < reserved_) atomic_->file().truncate(bytes);
 }
 
 namespace {
@@ -141,8 +146,9 @@ void OutputTarget::verify(const OutputExpectation& expected) const {
     } else {
         if (progress_) progress_->start_phase(ProgressPhase::verifying, written_);
         found = &read_back.emplace(expected.spec, expected.strict);
-        bytes = verify_file({atomic_->file(), name_, compression_, verify_block_bytes_, verify_queue_}, *read_back,
-                            progress_);
+        VerifiedFile source{atomic_ ? atomic_->file() : region_, name_, compression_, verify_block_bytes_, verify_queue_};
+        if (!atomic_) source.part = {region_offset_, written_};
+        bytes = verify_file(source, *read_back, progress_);
         if (bytes % record != 0)
             verify_failed(name_, writer_ ? "ends in the middle of a record" : "is not a multiple of the record size");
     }

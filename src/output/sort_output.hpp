@@ -8,6 +8,7 @@
 
 #include "io/atomic_output_file.hpp"
 #include "gpusort/compression.hpp"
+#include "gpusort/sort_file.hpp"
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
 #include "io/parallel_io.hpp"
@@ -54,9 +55,11 @@ private:
 struct MappedFile {
     const io::FileMapping* mapping;
 };
-// ... or with positional writes (its space could not be reserved, or a map is not wanted).
+// ... or with positional writes (its space could not be reserved, or a map is not wanted). The
+// output starts at byte `base` of the file (a part of a larger file, OutputRegion).
 struct PositionalFile {
     const io::File* file;
+    std::uint64_t base = 0;
 };
 
 // What the sorting code writes through: one of the three destinations, and the counters of the
@@ -91,6 +94,9 @@ struct OutputOptions {
     std::size_t verify_block_bytes = std::size_t{64} << 20;
     io::StreamReaderQueue verify_queue = {};
     ProgressCounters* progress = nullptr;
+    // A part of an open file to write into instead (SortOptions::output_region): `path` then only
+    // names it, and the output is uncompressed and never resized, renamed or flushed.
+    std::optional<OutputRegion> region;
 };
 
 // What OUTPUT is, found without opening or creating anything (OutputTarget opens it the same way):
@@ -120,10 +126,9 @@ public:
 
     // Whether the output is written in order (stdout, pipes, devices, compressed files).
     bool sequential() const { return writer_ != nullptr; }
-    // A stream or device that is written in place, not through a file renamed into place.
-    bool in_place() const { return !atomic_; }
-    // The folder of a regular OUTPUT; empty for stdout, pipes and devices.
-    std::string folder() const;
+    // A stream or device that is written in place, not through a file renamed into place (nor a
+    // region of a file).
+    bool in_place() const { return !atomic_ && !region_.is_open(); }
     const std::string& name() const { return name_; }
     Compression compression() const { return compression_; }
 
@@ -149,6 +154,8 @@ private:
     std::string name_;
     Compression compression_ = Compression::none;
     std::unique_ptr<io::AtomicOutputFile> atomic_;  // regular files
+    io::File region_;                               // ... or a region of an open file, from region_offset_
+    std::uint64_t region_offset_ = 0;
     io::File device_;                               // pipes and devices (stdout is not owned)
     std::unique_ptr<io::StreamWriter> writer_;
     std::unique_ptr<StreamOutput> stream_;

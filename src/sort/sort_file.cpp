@@ -106,7 +106,17 @@ private:
     static bool sorts_records(const SortOptions& options) { return options.records || options.unique; }
     static KeySpec key_of(const SortOptions& options);
     static Budgets budgets_of(const SortOptions& options, bool& address_space_limited);
+    static OutputShape shape_of(const SortOptions& options);
 };
+
+// OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
+OutputShape PlannedSort::shape_of(const SortOptions& options) {
+    if (!options.output_region) return output_shape(options.output, options.output_compression);
+    if (options.unique) throw std::invalid_argument("an output region takes every record: not with --unique");
+    if (options.output_compression.value_or(Compression::none) != Compression::none)
+        throw std::invalid_argument("an output region is written uncompressed");
+    return {false, io::parent_folder(options.output), Compression::none};
+}
 
 KeySpec PlannedSort::key_of(const SortOptions& options) {
     const KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
@@ -161,7 +171,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
       width(records ? spec.record_size : key_width(options.order.type)),
       budgets(budgets_of(options, address_space_limited)),
       input({options.input, options.input_compression, width, options.verify && !options.unique}),
-      output(output_shape(options.output, options.output_compression)) {
+      output(shape_of(options)) {
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
     // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
     tmp_dir = options.tmp_dir.value_or(output.folder);
@@ -169,6 +179,10 @@ PlannedSort::PlannedSort(const SortOptions& options)
         const char* env = std::getenv("TMPDIR");
         tmp_dir = env && *env ? env : "/tmp";
     }
+    if (options.output_region && options.output_region->offset % width != 0)
+        throw std::invalid_argument("an output region starts at a whole record: byte " +
+                                    std::to_string(options.output_region->offset) + " is not a multiple of " +
+                                    std::to_string(width));
     if (!input.streamed() && input.size() % width != 0)
         throw SortError("'" + input.name() + "' is " + std::to_string(input.size()) +
                         " bytes long, which is not a multiple of the record size " + std::to_string(width) +
@@ -332,7 +346,9 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
             MergeInto operator()(const MappedFile& to) const {
                 return merge_into::Memory{to.mapping->data(), output.progress()};
             }
-            MergeInto operator()(const PositionalFile& to) const { return merge_into::File{to.file, 0, output.progress()}; }
+            MergeInto operator()(const PositionalFile& to) const {
+                return merge_into::File{to.file, to.base / sizeof(T), output.progress()};
+            }
             MergeInto operator()(StreamOutput*) const {
                 return merge_into::Stream{[&out = output](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
                     out.write(rank * sizeof(T), keys);
@@ -511,12 +527,13 @@ SortReport sort_file(const SortOptions& options) {
     if (options.tmp_dir) io::create_temp_file(planned.tmp_dir);
 
     io::FileId input_id, output_id;
-    const bool replaces_input = options.input != "-" && options.output != "-" && io::file_id(options.input, input_id) &&
-                                io::file_id(options.output, output_id) && input_id == output_id;
+    const bool replaces_input = !options.output_region && options.input != "-" && options.output != "-" &&
+                                io::file_id(options.input, input_id) && io::file_id(options.output, output_id) &&
+                                input_id == output_id;
     OutputTarget target({options.output, options.output_compression, options.compression_level,
                          plan.writer.compressing_threads, static_cast<std::size_t>(plan.writer.block_bytes),
                          plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
-                         options.progress});
+                         options.progress, options.output_region});
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
 

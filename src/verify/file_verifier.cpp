@@ -44,13 +44,14 @@ std::uint64_t verify_file(const VerifiedFile& source, RecordVerifier& verifier, 
     if (::fstat(source.file.fd(), &st) != 0) io::throw_errno("cannot read", source.name, errno);
     const bool regular = S_ISREG(st.st_mode);  // else a pipe or device: read front to back
     if (source.compression == Compression::none && regular) {
-        const std::uint64_t size = source.file.size();
+        const std::uint64_t first = source.part ? source.part->first : 0;
+        const std::uint64_t size = source.part ? source.part->second : source.file.size();
         const std::uint64_t whole = size - size % record;
         block_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(block_bytes, std::max<std::uint64_t>(whole, record)));
         io::HostBuffer block(block_bytes);
         for (std::uint64_t offset = 0; offset < whole; offset += block_bytes) {
             const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block_bytes, whole - offset));
-            io::read_parallel(source.file, offset, std::span(block.data(), n));
+            io::read_parallel(source.file, first + offset, std::span(block.data(), n));
             add(block.data(), n);
         }
         return size;

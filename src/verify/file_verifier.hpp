@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 namespace gpusort {
 
@@ -55,6 +56,8 @@ struct VerifiedFile {
     Compression compression = Compression::none;
     std::size_t block_bytes = std::size_t{64} << 20;
     io::StreamReaderQueue queue = {};
+    // Only bytes [first, first + second) of a plain regular file (a region a sort wrote into).
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> part;
 };
 
 // Reads the whole file, decompressed, and adds its whole records to `verifier`; counts the

@@ -237,8 +237,7 @@ const char* name_of(Scenario scenario) {
 std::set<std::string> required_ops(Scenario scenario) {
     switch (scenario) {
     case Scenario::file_to_file:  // a new OUTPUT: linked into place, not renamed
-        return {"open", "pread", "pwrite", "fallocate", "mmap", "ftruncate", "fdatasync", "fchmod", "linkat", "close",
-                "fsync"};
+        return {"open", "pread", "pwrite", "fallocate", "mmap", "fdatasync", "fchmod", "linkat", "close", "fsync"};
     case Scenario::no_tmpfile:
         return {"mkostemp", "pread", "pwrite", "fallocate", "mmap", "fdatasync", "fchmod", "rename"};
     case Scenario::streams: return {"read", "write", "open", "pread", "pwrite", "fallocate"};

@@ -11,7 +11,8 @@ not exist yet, `sync` before each, --repeat runs (median kept):
   cp            cp of the same file, once per sitting
 The table gives, per row: the times, gpusort-mpi over the ceiling and over cp, the efficiency
 (time on 1 rank / (n x time on n)), the partition imbalance, the exchange's GB/s per rank, and the
-steps of the slowest rank (samples, counting, exchange, sort, output) from --stats of the median
+steps of the slowest rank (samples, counting, exchange and of it the transfer in MPI, sort, output)
+from --stats of the median
 run. Writes scaling.csv, scaling.md and (with matplotlib) scaling.png into --out.
 
   tools/bench/scaling.py --bin DIR [--size 64G | --format gensort --count 1G] [--ranks 1,2,4,8]
@@ -37,7 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import find, size_arg  # noqa: E402
 
-STEPS = ["samples", "counting", "exchange", "sort", "output"]
+STEPS = ["samples", "counting", "exchange", "transfer", "sort", "output"]
 
 
 def gpus():
@@ -183,13 +184,16 @@ def main():
         ceiling = statistics.median(ceiling_times)
 
         slowest = max(report["per_rank"], key=lambda r: r["seconds"]["total"])
-        rates = [r["exchange_gb_per_s"] for r in report["per_rank"] if r["exchange_bytes_sent"] > 0]
+        senders = [r for r in report["per_rank"] if r["exchange_bytes_sent"] > 0]
+        rates = [r["exchange_gb_per_s"] for r in senders]
+        mpi_rates = [r["transfer_gb_per_s"] for r in senders]
         rows.append({
             "ranks": n, "bytes": size, "backend": backend, "gpusort_mpi_s": round(median, 3),
             "runs_s": " ".join(f"{t:.3f}" for t in times), "ceiling_s": round(ceiling, 3), "cp_s": round(cp, 3),
             "vs_ceiling": round(median / ceiling, 2), "vs_cp": round(median / cp, 2),
             "imbalance": round(report["imbalance"], 4),
             "exchange_gb_per_s_per_rank": round(statistics.median(rates), 2) if rates else "",
+            "transfer_gb_per_s_per_rank": round(statistics.median(mpi_rates), 2) if mpi_rates else "",
             **{f"slowest_{s}_s": round(slowest["seconds"][s], 3) for s in STEPS},
         })
         print(f"{n} ranks: gpusort-mpi {median:.2f} s, ceiling {ceiling:.2f} s, cp {cp:.2f} s", file=sys.stderr, flush=True)
@@ -211,13 +215,15 @@ def main():
     lines = [f"{what}, {backend} backend, {machine}; median of {args.repeat} runs, fresh outputs, input in the page cache.",
              "ceiling: n gpusort-file processes at once, each on its n-th of the data (one GPU each); "
              "efficiency: time on 1 rank / (n x time on n); steps: the slowest rank's, from --stats.", "",
-             "| ranks | gpusort-mpi s | ceiling s | cp s | vs ceiling | vs cp | efficiency | imbalance | exchange GB/s per rank | "
-             "steps: samples / counting / exchange / sort / output (s) |",
+             "| ranks | gpusort-mpi s | ceiling s | cp s | vs ceiling | vs cp | efficiency | imbalance | "
+             "exchange GB/s per rank: step (MPI) | steps: samples / counting / exchange (of it MPI) / sort / output (s) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        steps = " / ".join(str(r[f"slowest_{s}_s"]) for s in STEPS)
+        t = {s: r[f"slowest_{s}_s"] for s in STEPS}
+        steps = f"{t['samples']} / {t['counting']} / {t['exchange']} ({t['transfer']}) / {t['sort']} / {t['output']}"
         lines.append(f"| {r['ranks']} | {r['gpusort_mpi_s']} | {r['ceiling_s']} | {r['cp_s']} | {r['vs_ceiling']}x | "
-                     f"{r['vs_cp']}x | {r['efficiency']} | {r['imbalance'] * 100:.2f}% | {r['exchange_gb_per_s_per_rank']} | {steps} |")
+                     f"{r['vs_cp']}x | {r['efficiency']} | {r['imbalance'] * 100:.2f}% | "
+                     f"{r['exchange_gb_per_s_per_rank']} ({r['transfer_gb_per_s_per_rank']}) | {steps} |")
     try:
         plot(rows, args.out, what, machine, shared=backend == "gpu" and max(ranks) > len(found))
         lines += ["", "Plot: scaling.png"]

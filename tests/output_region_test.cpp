@@ -1,0 +1,145 @@
+// SortOptions::output_region: a sort writes its records into a part of a larger open file (as the
+// ranks of gpusort-mpi write their parts of one OUTPUT), in memory and as runs merged on the host,
+// keys and records, with --verify; the bytes around the region stay as they were, the file keeps its
+// size and name, and no other file appears. OutputTarget's positional writes (no map) into a region
+// land there too.
+#include "record_sort_cases.hpp"
+#include "src/output/sort_output.hpp"
+
+#include <fcntl.h>
+#include <random>
+#include <unistd.h>
+
+using namespace gpusort;
+using namespace gpusort::testing;
+
+namespace {
+
+// A file of `head` bytes, room for `middle` bytes, and `tail` bytes, all of a pattern; returns the pattern.
+std::vector<std::byte> make_host_file(const std::string& path, std::size_t size, std::uint64_t seed) {
+    std::vector<std::byte> pattern(size);
+    std::mt19937_64 rng(seed);
+    for (auto& b : pattern) b = static_cast<std::byte>(rng());
+    write_bytes(path, pattern);
+    return pattern;
+}
+
+// Sorts `data` into bytes [head, head + data.size()) of a file `head + data.size() + tail` long
+// and checks the region against `expected` and the rest against what was there.
+void sort_into_region(const std::vector<std::byte>& data, const std::vector<std::byte>& expected, SortOptions options,
+                      std::size_t head, const std::string& what) {
+    ScratchDir dir, tmp;
+    write_bytes(dir / "in", data);
+    const std::size_t tail = 5003;
+    std::vector<std::byte> before = make_host_file(dir / "host", head + data.size() + tail, head);
+    const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    options.input = dir / "in";
+    options.output = dir / "host";
+    options.tmp_dir = tmp.path();
+    options.output_region = OutputRegion{fd, head};
+    const SortReport report = sort_file(options);
+    ::close(fd);
+    EXPECT_EQ(report.output_records * report.record_size, data.size()) << what;
+    const std::vector<std::byte> after = read_bytes(dir / "host");
+    ASSERT_EQ(after.size(), before.size()) << what;
+    EXPECT_TRUE(std::equal(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(head), before.begin()))
+        << "the bytes before the region changed: " << what;
+    EXPECT_TRUE(std::equal(after.end() - static_cast<std::ptrdiff_t>(tail), after.end(), before.end() - static_cast<std::ptrdiff_t>(tail)))
+        << "the bytes after the region changed: " << what;
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), after.begin() + static_cast<std::ptrdiff_t>(head)))
+        << "the region does not hold the sorted records: " << what;
+    EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "host"})) << what;
+}
+
+}  // namespace
+
+TEST(OutputRegion, KeysInMemoryAndAsRunsLandInTheirPlace) {
+    std::mt19937_64 rng(3);
+    std::vector<std::uint64_t> keys(300000);
+    for (auto& k : keys) k = rng() % 100000;
+    std::vector<std::byte> data(keys.size() * 8), expected(keys.size() * 8);
+    std::memcpy(data.data(), keys.data(), data.size());
+    std::sort(keys.begin(), keys.end());
+    std::memcpy(expected.data(), keys.data(), expected.size());
+    for (const bool runs : {false, true})
+        for (const bool verify : {false, true}) {
+            SortOptions options;
+            options.backend = Backend::cpu;
+            options.threads = 2;
+            options.order = {KeyType::u64, false};
+            options.verify = verify;
+            if (runs) options.memory_bytes = kMinMemoryBudget;
+            // 1001 records in: not at a page boundary.
+            sort_into_region(data, expected, options, 1001 * 8,
+                             std::string(runs ? "runs" : "in memory") + (verify ? ", verified" : ""));
+        }
+}
+
+TEST(OutputRegion, RecordsAsRunsLandInTheirPlace) {
+    for (const RecordCase& c : {record_cases()[0], record_cases()[5]}) {
+        const std::vector<std::byte> data = make_records(c.records, c.spec, 17);
+        const std::vector<std::byte> expected = reference_record_sort(data, c.spec, false);
+        SortOptions options;
+        options.backend = Backend::cpu;
+        options.threads = 2;
+        options.records = c.spec;
+        options.memory_bytes = kMinMemoryBudget;
+        options.max_fan_in = 2;
+        options.verify = true;
+        sort_into_region(data, expected, options, 333 * c.spec.record_size, c.name);
+    }
+}
+
+TEST(OutputRegion, RefusesWhatARegionCannotHold) {
+    ScratchDir dir;
+    write_bytes(dir / "in", std::vector<std::byte>(64));
+    write_bytes(dir / "host", std::vector<std::byte>(128));
+    const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    SortOptions options;
+    options.backend = Backend::cpu;
+    options.input = dir / "in";
+    options.output = dir / "host";
+    options.order = {KeyType::u64, false};
+    options.output_region = OutputRegion{fd, 8};
+    options.unique = true;  // how many records are kept is not known ahead
+    EXPECT_THROW(sort_file(options), std::invalid_argument);
+    options.unique = false;
+    options.output_compression = Compression::gzip;
+    EXPECT_THROW(sort_file(options), std::invalid_argument);
+    options.output_compression.reset();
+    options.output_region = OutputRegion{fd, 4};  // not at a whole record
+    EXPECT_THROW(sort_file(options), std::invalid_argument);
+    ::close(fd);
+    EXPECT_TRUE(read_bytes(dir / "host") == std::vector<std::byte>(128));
+}
+
+// Without a map (as under a limit on the address space), the writes go to the region's offsets.
+TEST(OutputRegion, PositionalWritesLandInTheRegion) {
+    ScratchDir dir;
+    const std::vector<std::byte> before = make_host_file(dir / "host", 3000, 9);
+    const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    std::vector<std::byte> part(1000);
+    for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<std::byte>(i * 7);
+    {
+        OutputOptions out_options;
+        out_options.path = dir / "host";
+        out_options.region = OutputRegion{fd, 1500};
+        OutputTarget target(out_options);
+        target.write_without_map();
+        const SortOutput& output = target.open(part.size());
+        EXPECT_TRUE(std::holds_alternative<PositionalFile>(output.destination()));
+        output.write(600, std::span<const std::byte>(part).subspan(600));
+        output.write(0, std::span<const std::byte>(part).first(600));
+        target.finish(part.size());
+        target.commit(false);  // a region's owner moves its file: nothing happens here
+    }
+    ::close(fd);
+    std::vector<std::byte> expected = before;
+    std::copy(part.begin(), part.end(), expected.begin() + 1500);
+    EXPECT_TRUE(read_bytes(dir / "host") == expected);
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"host"}));
+}
