@@ -59,7 +59,7 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
     return out;
 }
 
-void Communicator::exchange(std::vector<std::vector<std::byte>>& to, std::vector<std::vector<std::byte>>& from) const {
+void Communicator::exchange(std::vector<Piece>& to, std::vector<Piece>& from) const {
     const auto ranks = static_cast<std::size_t>(size_);
     std::vector<std::uint64_t> send_sizes(ranks), receive_sizes(ranks);
     for (std::size_t d = 0; d < ranks; ++d) send_sizes[d] = to.at(d).size();

@@ -8,12 +8,37 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusort::distributed {
+
+// Allocates as std::allocator does, but a resize leaves new bytes uninitialised (default-initialised):
+// a buffer that is about to be filled is not zeroed first.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = UninitializedAllocator<U>;
+    };
+    using std::allocator<T>::allocator;
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
+// A piece of one round of the exchange.
+using Piece = std::vector<std::byte, UninitializedAllocator<std::byte>>;
 
 // The failure of a distributed sort, on every rank: which rank failed, and why.
 class RankError : public std::runtime_error {
@@ -39,9 +64,10 @@ public:
     std::string broadcast(const std::string& text, int root) const;
     // One round of the exchange: to[d] goes to rank d, and from[s] becomes what rank s sent here
     // (this rank's own piece is swapped with from[rank], not copied). Any size: pieces above 1 GiB
-    // go as several messages. from's buffers are resized in place, so that rounds that reuse them
-    // allocate (and the kernel zeroes) no fresh memory; what `to` holds afterwards is unspecified.
-    void exchange(std::vector<std::vector<std::byte>>& to, std::vector<std::vector<std::byte>>& from) const;
+    // go as several messages. from's buffers are resized in place, uninitialised, so that rounds
+    // that reuse them allocate (and the kernel zeroes) no fresh memory and nothing is zeroed before it
+    // is received; what `to` holds afterwards is unspecified.
+    void exchange(std::vector<Piece>& to, std::vector<Piece>& from) const;
     // Ends a step: `failure` is this rank's (empty: it went well). Throws RankError with the failure
     // of the lowest failing rank on every rank when any failed.
     void agree(const std::string& failure) const;

@@ -147,7 +147,7 @@ void count_parts(std::span<const std::uint32_t> parts, std::vector<std::uint64_t
 // threads (each slice of the block counts its records per part, then copies them to their places).
 // The buffers of `to` are resized in place, so that a round reuses the memory of the one before.
 void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> parts, std::size_t part_count,
-             std::size_t width, std::vector<std::vector<std::byte>>& to) {
+             std::size_t width, std::vector<Piece>& to) {
     constexpr std::size_t kSlice = 1 << 16;  // records
     const std::size_t slices = (parts.size() + kSlice - 1) / kSlice;
     std::vector<std::uint64_t> at(slices * part_count, 0);  // at[slice * part_count + part]: records before
@@ -272,9 +272,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // exchange then reads the records again but does not classify them again.
     const bool keep_parts = records * sizeof(std::uint32_t) <= sort.memory_bytes.value_or(default_memory_budget()) / 4;
     std::unique_ptr<std::uint32_t[]> range_parts;
-    std::vector<std::byte> block;
-    std::vector<std::uint32_t> found;
-    std::span<const std::uint32_t> parts;  // of the records of the block
+    Piece block;
+    std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
+    std::span<const std::uint32_t> parts;          // of the records of the block
     // Reads block `round` of this rank's range and finds the part of each of its records (or takes
     // the parts kept from the counting pass).
     auto read_block = [&](std::uint64_t round, bool counting) {
@@ -282,19 +282,18 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         const std::size_t n = static_cast<std::size_t>(std::min(block_records, records - at));
         block.resize(n * width);
         input.read((first + at) * width, block);
-        if (keep_parts && !counting) {
-            parts = std::span<const std::uint32_t>(range_parts.get() + at, n);
-            return;
-        }
-        finder->find(block, first + at, found);
-        parts = found;
-        if (keep_parts) std::memcpy(range_parts.get() + at, found.data(), n * sizeof(std::uint32_t));
+        const std::span<std::uint32_t> place(keep_parts ? range_parts.get() + at : block_parts.get(), n);
+        if (counting || !keep_parts) finder->find(block, first + at, place);
+        parts = place;
     };
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
     ProgressCounters* const progress = sort.progress;  // rank 0's, when it draws the progress line
     if (progress) progress->start_phase(ProgressPhase::reading, records * width);
     step([&] {
-        if (keep_parts) range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
+        if (keep_parts)
+            range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
+        else
+            block_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(std::min(block_records, records)));
         for (std::uint64_t round = 0; round < my_rounds; ++round) {
             read_block(round, true);
             count_parts(parts, counts);
@@ -338,7 +337,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
     // The buffers of what is sent and received, reused from round to round.
-    std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(p)), from(static_cast<std::size_t>(p));
+    std::vector<Piece> to(static_cast<std::size_t>(p)), from(static_cast<std::size_t>(p));
     for (std::uint64_t round = 0; round < rounds; ++round) {
         for (auto& piece : to) piece.clear();
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
@@ -370,6 +369,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     ranks.agree(step.failure());
     input = InputFiles();
     range_parts.reset();
+    block_parts.reset();
     received_map.reset();
     end_step(report.step_seconds.exchange);
 

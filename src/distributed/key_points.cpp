@@ -5,6 +5,7 @@
 #include "src/keys/record_layout.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstring>
 
 #include <tbb/blocked_range.h>
@@ -67,10 +68,13 @@ PartFinder::PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitte
     }
 }
 
-void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, std::vector<std::uint32_t>& parts) const {
-    parts.assign(records.size() / record_size_, 0);
+void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, std::span<std::uint32_t> parts) const {
+    if (parts.size() != records.size() / record_size_) throw std::logic_error("PartFinder::find: one part per record");
     const std::size_t splitters = positions_.size();
-    if (splitters == 0) return;
+    if (splitters == 0) {
+        std::fill(parts.begin(), parts.end(), 0u);
+        return;
+    }
     with_key_words(words_, [&](auto words) {
         constexpr std::size_t W = decltype(words)::value;
         auto splitter = [&](std::size_t s) {

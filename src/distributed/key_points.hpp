@@ -56,8 +56,9 @@ std::vector<KeyPoint> choose_splitters(std::vector<KeyPoint> samples, std::size_
 class PartFinder {
 public:
     PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters);
-    // parts[i] = the part of record i of `records`, whose input position is first + i; on all threads.
-    void find(std::span<const std::byte> records, std::uint64_t first, std::vector<std::uint32_t>& parts) const;
+    // parts[i] = the part of record i of `records`, whose input position is first + i, for every
+    // record (parts holds one entry per record); on all threads.
+    void find(std::span<const std::byte> records, std::uint64_t first, std::span<std::uint32_t> parts) const;
 
 private:
     FixedKeySpec fixed_;
