@@ -4,7 +4,6 @@
 #include "io/io_error.hpp"
 #include "io/syscalls.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,14 +32,6 @@ bool FileMapping::populate(std::uint64_t offset, std::uint64_t length) const {
     (void)length;
     return false;
 #endif
-}
-
-void FileMapping::release(std::uint64_t offset, std::uint64_t length) const {
-    if (length == 0) return;
-    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    const std::uint64_t from = (lead_ + offset) / page * page;
-    const std::uint64_t to = std::min<std::uint64_t>((lead_ + offset + length + page - 1) / page * page, lead_ + size_);
-    ::madvise(data_ - lead_ + from, to - from, MADV_DONTNEED);  // a hint: failing, the pages stay mapped
 }
 
 FileMapping::~FileMapping() {

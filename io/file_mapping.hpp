@@ -27,10 +27,6 @@ public:
     // contents, so that later writes there only copy. Returns false where the kernel cannot (before
     // Linux 5.14).
     bool populate(std::uint64_t offset, std::uint64_t length) const;
-    // Drops the pages of [offset, offset + length) of the map (and of its ends' pages) from this
-    // process's memory; their bytes stay in the file, through the page cache. Touched again, they are
-    // faulted in again.
-    void release(std::uint64_t offset, std::uint64_t length) const;
     std::uint64_t size() const { return size_; }
 
 private:

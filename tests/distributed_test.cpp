@@ -361,8 +361,9 @@ TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
 // A small --memory cuts the exchange into many rounds (blocks of 1 MiB), whose buffers are reused
 // from round to round; the ranks' ranges are uneven in records, so they end their rounds apart. The
 // parts of the u64 records (4 bytes each) exceed a quarter of the 8 MiB on 1 rank, so there the
-// exchange classifies its records again; on 2 to 4 ranks, and for the gensort records, it takes the
-// parts kept from the counting pass.
+// exchange classifies its records again, and the records received exceed half of it, so they go to
+// a temp file; on 2 to 4 ranks, and for the gensort records, the exchange takes the parts kept from
+// the counting pass and the records received stay in memory.
 TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     ScratchDir dir;
     gen({"--count", "1000003", "--dist", "few-unique", "--seed", "15", dir / "in"});

@@ -115,8 +115,8 @@ TEST(DirectIo, SpillFileRefusesNothingWhereTheFileSystemHasIt) {
     EXPECT_TRUE(dir.entries().empty());
 }
 
-// Maps of neighbouring ranges at offsets inside pages, written from threads at once, and a range
-// released from memory: the file holds every byte, and nothing outside the ranges changed.
+// Maps of neighbouring ranges at offsets inside pages, written from threads at once: the file holds
+// every byte, and nothing outside the ranges changed.
 TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
     ScratchDir dir;
     io::File file = io::create_temp_file(dir.path());
@@ -134,8 +134,6 @@ TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
                 const io::FileMapping map(file, cuts[r], cuts[r + 1] - cuts[r]);
                 EXPECT_EQ(map.size(), cuts[r + 1] - cuts[r]);
                 std::memcpy(map.data(), data.data() + cuts[r], map.size());
-                map.release(0, map.size() / 2);
-                EXPECT_EQ(std::memcmp(map.data(), data.data() + cuts[r], map.size()), 0) << "range " << r;
             });
         for (auto& w : writers) w.join();
     }

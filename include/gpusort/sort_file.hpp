@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,9 @@ struct OutputRegion {
 struct SortOptions {
     std::string input;
     std::string output;
+    // Sort these bytes, which must stay unchanged until the sort ends, instead of reading INPUT,
+    // whose name then serves only in messages (gpusort-mpi's ranks sort the records they received so).
+    std::optional<std::span<const std::byte>> input_memory;
     KeyOrder order;                             // the whole record is one key of this type ...
     std::optional<KeySpec> records;             // ... unless records with a key spec are given
     // Of each group of records with equal keys keep only the first (in input order). Sorts of

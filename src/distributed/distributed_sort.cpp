@@ -6,7 +6,6 @@
 #include "gpusort/compression.hpp"
 #include "io/atomic_output_file.hpp"
 #include "io/file.hpp"
-#include "io/file_mapping.hpp"
 #include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
@@ -317,15 +316,22 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         report.imbalance = all > 0 ? static_cast<double>(largest) * p / static_cast<double>(all) - 1 : 0;
     }
 
-    // Each source's records land in a region of their own, in the order they were sent: through a
-    // map of the file where its space could be reserved (writers of one file with pwrite take turns).
+    // Each source's records land in a region of their own, in the order they were sent: in memory
+    // when the part takes at most half the memory budget (the part's sort then has the other half),
+    // else in a temp file.
     const std::string tmp = temp_folder(sort);
+    const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
+    const bool part_in_memory = part * width <= budget / 2;
+    std::optional<io::HostBuffer> received_memory;
     std::optional<io::File> received;
-    std::optional<io::FileMapping> received_map;
     std::vector<std::uint64_t> cursor(static_cast<std::size_t>(p), 0);  // bytes, per source
     step([&] {
-        received.emplace(io::create_temp_file(tmp));
-        if (received->allocate(part * width) && part > 0) received_map.emplace(*received, 0, part * width);
+        if (part_in_memory) {
+            received_memory.emplace(static_cast<std::size_t>(part * width));
+        } else {
+            received.emplace(io::create_temp_file(tmp));
+            received->allocate(part * width);
+        }
         std::uint64_t at = 0;
         for (int s = 0; s < p; ++s) {
             cursor[static_cast<std::size_t>(s)] = at;
@@ -356,12 +362,10 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             for (int s = 0; s < p; ++s) {
                 const auto& piece = from[static_cast<std::size_t>(s)];
                 std::uint64_t& at = cursor[static_cast<std::size_t>(s)];
-                if (received_map) {
-                    io::copy_parallel(received_map->data() + at, piece);
-                    received_map->release(at, piece.size());  // the bytes stay in the file
-                } else {
+                if (received_memory)
+                    io::copy_parallel(received_memory->data() + at, piece);
+                else
                     io::write_parallel(*received, at, piece);
-                }
                 at += piece.size();
             }
         });
@@ -370,7 +374,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     input = InputFiles();
     range_parts.reset();
     block_parts.reset();
-    received_map.reset();
+    to.clear();
+    from.clear();
     end_step(report.step_seconds.exchange);
 
     // 4. OUTPUT, made before the sort: with --partitioned a file of each rank's own, else one file
@@ -401,7 +406,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // with --unique (how many records each part keeps is known only once all are sorted) into a file
     // of its own, whose kept records are then copied there.
     SortOptions local = sort;
-    local.input = "/proc/self/fd/" + std::to_string(received->fd());
+    if (received_memory) {
+        local.input_memory = std::span<const std::byte>(received_memory->data(), received_memory->size());
+        local.memory_bytes = std::max(kMinMemoryBudget, budget - part * width);
+    } else {
+        local.input = "/proc/self/fd/" + std::to_string(received->fd());
+    }
     local.input_compression = local.output_compression = Compression::none;
     local.tmp_dir = tmp;
     local.progress = progress;  // the phases of this rank's own sort
@@ -414,6 +424,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             if (sort.sync) target.sync_data();
         });
         received.reset();
+        received_memory.reset();
         ranks.agree(step.failure());
         report.output_records = total;
         end_step(report.step_seconds.sort);
@@ -427,6 +438,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             sorted.emplace(part_file.open_and_remove());
         });
         received.reset();
+        received_memory.reset();
         ranks.agree(step.failure());
         end_step(report.step_seconds.sort);
 

@@ -2,6 +2,7 @@
 #include "src/input/sort_input.hpp"
 
 #include "io/io_error.hpp"
+#include "io/host_buffer.hpp"
 #include "io/parallel_io.hpp"
 #include "gpusort/sort_file.hpp"
 
@@ -15,7 +16,12 @@ namespace gpusort {
 SortInput::SortInput(const InputOptions& options)
     : name_(options.path == "-" ? "standard input" : options.path),
       record_size_(options.record_size),
+      memory_(options.memory),
       keep_checksum_(options.checksum) {
+    if (memory_) {
+        size_ = memory_->size();
+        return;
+    }
     compression_ = options.compression.value_or(compression_of(options.path));
     if (options.path != "-") {
         file_ = io::File::open_read(options.path);
@@ -38,7 +44,10 @@ void SortInput::open_stream(const io::StreamReaderQueue& queue) {
 }
 
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
-    io::read_parallel(file_, offset, bytes);
+    if (memory_)
+        io::copy_parallel(bytes.data(), memory_->subspan(static_cast<std::size_t>(offset), bytes.size()));
+    else
+        io::read_parallel(file_, offset, bytes);
     add_to_checksum(bytes);
 }
 

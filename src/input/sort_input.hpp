@@ -1,5 +1,5 @@
-// SortInput: where a sort takes its records from. A regular, uncompressed file is read at any
-// offsets by many threads, its size known up front; stdin, pipes, devices and compressed files
+// SortInput: where a sort takes its records from. A regular, uncompressed file (or records in
+// memory) is read at any offsets by many threads, its size known up front; stdin, pipes, devices and compressed files
 // are read once, front to back, through an io::StreamReader that decompresses on its own thread
 // (started by open_stream(), with the queue the plan sized), and their size is known only at the
 // end. With --verify, every byte read is added to an order-independent checksum of the input's
@@ -26,6 +26,8 @@ struct InputOptions {
     std::optional<Compression> compression;  // forced; default: by the name's ending
     std::size_t record_size = 1;
     bool checksum = false;                       // keep the checksum of the records read
+    // The records themselves, read at any offsets instead of `path` (which names them in messages).
+    std::optional<std::span<const std::byte>> memory;
 };
 
 class SortInput {
@@ -60,6 +62,7 @@ private:
 
     std::string name_;
     std::size_t record_size_;
+    std::optional<std::span<const std::byte>> memory_;
     io::File file_;
     std::uint64_t size_ = 0;
     timespec modified_{};   // a regular file's modification time when it was opened

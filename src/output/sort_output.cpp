@@ -146,7 +146,7 @@ void OutputTarget::verify(const OutputExpectation& expected) const {
     } else {
         if (progress_) progress_->start_phase(ProgressPhase::verifying, written_);
         found = &read_back.emplace(expected.spec, expected.strict);
-        VerifiedFile source{atomic_ ? atomic_->file() : region_, name_, compression_, verify_block_bytes_, verify_queue_};
+        VerifiedFile source{atomic_ ? atomic_->file() : region_, name_, compression_, verify_block_bytes_, verify_queue_, {}};
         if (!atomic_) source.part = {region_offset_, written_};
         bytes = verify_file(source, *read_back, progress_);
         if (bytes % record != 0)

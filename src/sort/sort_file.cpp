@@ -170,7 +170,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
       records(sorts_records(options)),
       width(records ? spec.record_size : key_width(options.order.type)),
       budgets(budgets_of(options, address_space_limited)),
-      input({options.input, options.input_compression, width, options.verify && !options.unique}),
+      input({options.input, options.input_compression, width, options.verify && !options.unique, options.input_memory}),
       output(shape_of(options)) {
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
     // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
@@ -527,7 +527,7 @@ SortReport sort_file(const SortOptions& options) {
     if (options.tmp_dir) io::create_temp_file(planned.tmp_dir);
 
     io::FileId input_id, output_id;
-    const bool replaces_input = !options.output_region && options.input != "-" && options.output != "-" &&
+    const bool replaces_input = !options.output_region && !options.input_memory && options.input != "-" && options.output != "-" &&
                                 io::file_id(options.input, input_id) && io::file_id(options.output, output_id) &&
                                 input_id == output_id;
     OutputTarget target({options.output, options.output_compression, options.compression_level,
