@@ -71,8 +71,10 @@ PartFinder::PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitte
 void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, std::span<std::uint32_t> parts) const {
     if (parts.size() != records.size() / record_size_) throw std::logic_error("PartFinder::find: one part per record");
     const std::size_t splitters = positions_.size();
-    if (splitters == 0) {
-        std::fill(parts.begin(), parts.end(), 0u);
+    if (splitters == 0) {  // one part: every record's is 0
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 1 << 16), [&](const tbb::blocked_range<std::size_t>& r) {
+            std::fill(parts.begin() + static_cast<std::ptrdiff_t>(r.begin()), parts.begin() + static_cast<std::ptrdiff_t>(r.end()), 0u);
+        });
         return;
     }
     with_key_words(words_, [&](auto words) {
