@@ -22,8 +22,8 @@
 #include <fcntl.h>
 #include <functional>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <unistd.h>
 
 #include <tbb/blocked_range.h>

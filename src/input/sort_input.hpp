@@ -1,9 +1,10 @@
 // SortInput: where a sort takes its records from. A regular, uncompressed file (or records in
-// memory) is read at any offsets by many threads, its size known up front; stdin, pipes, devices and compressed files
-// are read once, front to back, through an io::StreamReader that decompresses on its own thread
-// (started by open_stream(), with the queue the plan sized), and their size is known only at the
-// end. With --verify, every byte read is added to an order-independent checksum of the input's
-// records. (The conductor counts progress: what a phase has done is not always what it has read.)
+// memory) is read at any offsets by many threads, its size known up front; stdin, pipes, devices
+// and compressed files are read once, front to back, through an io::StreamReader that decompresses
+// on its own thread (started by open_stream(), with the queue the plan sized), and their size is
+// known only at the end. With --verify, every byte read is added to an order-independent checksum
+// of the input's records. (The conductor counts progress: what a phase has done is not always what
+// it has read.)
 #pragma once
 
 #include "gpusort/compression.hpp"
