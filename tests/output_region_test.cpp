@@ -1,7 +1,7 @@
 // SortOptions::output_region: a sort writes its records into a part of a larger open file (as the
 // ranks of gpusort-mpi write their parts of one OUTPUT), in memory and as runs merged on the host,
-// keys and records, with --verify; the bytes around the region stay as they were, the file keeps its
-// size and name, and no other file appears. OutputTarget's positional writes (no map) into a region
+// keys and records, with --verify and --unique; the bytes around the region stay as they were, the
+// file keeps its size and name, and no other file appears. OutputTarget's positional writes (no map) into a region
 // land there too.
 #include "record_sort_cases.hpp"
 #include "src/output/sort_output.hpp"
@@ -104,9 +104,6 @@ TEST(OutputRegion, RefusesWhatARegionCannotHold) {
     options.output = dir / "host";
     options.order = {KeyType::u64, false};
     options.output_region = OutputRegion{fd, 8};
-    options.unique = true;  // how many records are kept is not known ahead
-    EXPECT_THROW(sort_file(options), std::invalid_argument);
-    options.unique = false;
     options.output_compression = Compression::gzip;
     EXPECT_THROW(sort_file(options), std::invalid_argument);
     options.output_compression.reset();
@@ -114,6 +111,45 @@ TEST(OutputRegion, RefusesWhatARegionCannotHold) {
     EXPECT_THROW(sort_file(options), std::invalid_argument);
     ::close(fd);
     EXPECT_TRUE(read_bytes(dir / "host") == std::vector<std::byte>(128));
+}
+
+// With --unique the records kept come first in the region, as many as the report says, and the
+// bytes around the region stay as they were.
+TEST(OutputRegion, UniqueKeepsTheFirstOfEachKeyAtTheStartOfTheRegion) {
+    for (const bool runs : {false, true}) {
+        const RecordCase c = record_cases()[1];
+        const std::vector<std::byte> data = make_records(c.records, c.spec, 23);
+        const std::vector<std::byte> expected = reference_record_sort(data, c.spec, true);
+        ASSERT_LT(expected.size(), data.size()) << "the case must have duplicate keys";
+        ScratchDir dir, tmp;
+        write_bytes(dir / "in", data);
+        const std::size_t head = 5 * c.spec.record_size, tail = 999;
+        const std::vector<std::byte> before = make_host_file(dir / "host", head + data.size() + tail, 31);
+        const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        SortOptions options;
+        options.backend = Backend::cpu;
+        options.threads = 2;
+        options.records = c.spec;
+        options.unique = true;
+        options.verify = true;
+        options.input = dir / "in";
+        options.output = dir / "host";
+        options.tmp_dir = tmp.path();
+        options.output_region = OutputRegion{fd, head};
+        if (runs) options.memory_bytes = kMinMemoryBudget;
+        const SortReport report = sort_file(options);
+        ::close(fd);
+        EXPECT_EQ(report.output_records * c.spec.record_size, expected.size());
+        const std::vector<std::byte> after = read_bytes(dir / "host");
+        ASSERT_EQ(after.size(), before.size());
+        EXPECT_TRUE(std::equal(expected.begin(), expected.end(), after.begin() + static_cast<std::ptrdiff_t>(head)))
+            << (runs ? "runs" : "one chunk");
+        EXPECT_TRUE(std::equal(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(head), before.begin()));
+        EXPECT_TRUE(std::equal(after.end() - static_cast<std::ptrdiff_t>(tail), after.end(), before.end() - static_cast<std::ptrdiff_t>(tail)));
+        EXPECT_TRUE(tmp.entries().empty());
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "host"}));
+    }
 }
 
 // Without a map (as under a limit on the address space), the writes go to the region's offsets.

@@ -28,7 +28,8 @@ enum class Backend { automatic, cpu, gpu };
 // A part of a larger file that a sort writes its output into (as each rank of gpusort-mpi writes its
 // part of one OUTPUT): the records take bytes [offset, offset + the input's size) of the open
 // regular file `fd` (opened for reading and writing), which the sort neither creates, resizes,
-// renames nor flushes: its owner does.
+// renames nor flushes: its owner does. With --unique the records kept come first (the report's
+// output_records); the bytes after them, up to the input's size, are then unspecified.
 struct OutputRegion {
     int fd = -1;
     std::uint64_t offset = 0;
@@ -66,7 +67,7 @@ struct SortOptions {
     std::optional<Compression> output_compression;
     int compression_level = -1;                 // -1: the format's default
     // Write into this part of an open file instead of creating OUTPUT, whose name then serves only in
-    // messages. Every record is kept (not with --unique) and written uncompressed.
+    // messages; uncompressed.
     std::optional<OutputRegion> output_region;
     // Re-read the output and check its order and that it holds the input's records.
     bool verify = false;

@@ -1,6 +1,6 @@
 // distributed_sort: samples and splitters, the counted exchange into a temp file, and the sort of
-// each part with sort_file straight into its place in OUTPUT (with --unique, into a file of its own,
-// whose kept records are then copied there).
+// each part with sort_file straight into its place in OUTPUT (with --unique, into a temp file, whose
+// kept records are then copied there).
 #include "src/distributed/distributed_sort.hpp"
 
 #include "gpusort/compression.hpp"
@@ -9,7 +9,6 @@
 #include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
-#include "io/signal_cleanup.hpp"
 #include "io/temp_file.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
@@ -77,43 +76,6 @@ public:
 
 private:
     std::string failure_;
-};
-
-// A named file in the temp folder for the sorted part (sort_file writes to a name), removed when
-// done with and on a signal.
-class PartFile {
-public:
-    explicit PartFile(const std::string& folder) {
-        std::string pattern = folder + "/.gpusort-mpi-part-XXXXXX";
-        std::vector<char> name(pattern.begin(), pattern.end());
-        name.push_back('\0');
-        io::HoldCleanupSignals hold;
-        const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-        if (fd < 0) io::throw_errno("cannot create a temp file in", folder, errno);
-        ::close(fd);
-        name_ = name.data();
-        cleanup_ = io::UnlinkOnSignal(name_);
-    }
-    ~PartFile() { remove(); }
-    PartFile(const PartFile&) = delete;
-    PartFile& operator=(const PartFile&) = delete;
-    const std::string& name() const { return name_; }
-    // Opens the sorted part for reading and removes its name (it stays readable until closed).
-    io::File open_and_remove() {
-        io::File file = io::File::open_read(name_);
-        remove();
-        return file;
-    }
-
-private:
-    void remove() {
-        if (name_.empty()) return;
-        ::unlink(name_.c_str());
-        cleanup_.release();
-        name_.clear();
-    }
-    std::string name_;
-    io::UnlinkOnSignal cleanup_;
 };
 
 // Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`, in large pieces, each read
@@ -403,8 +365,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     const io::File& target = options.partitioned ? out->file() : *shared;
 
     // 5. This rank's part, sorted by the single-process engine: straight into its place in OUTPUT;
-    // with --unique (how many records each part keeps is known only once all are sorted) into a file
-    // of its own, whose kept records are then copied there.
+    // with --unique (how many records each part keeps is known only once all are sorted) into a temp
+    // file, whose kept records are then copied there.
     SortOptions local = sort;
     if (received_memory) {
         local.input_memory = std::span<const std::byte>(received_memory->data(), received_memory->size());
@@ -429,13 +391,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         report.output_records = total;
         end_step(report.step_seconds.sort);
     } else {
-        std::optional<io::File> sorted;
+        std::optional<io::File> sorted;  // a nameless temp file: nothing is left behind, even after SIGKILL
         step([&] {
             if (part == 0) return;
-            PartFile part_file(tmp);
-            local.output = part_file.name();
+            sorted.emplace(io::create_temp_file(tmp));
+            local.output_region = OutputRegion{sorted->fd(), 0};
             report.part = sort_file(local);
-            sorted.emplace(part_file.open_and_remove());
         });
         received.reset();
         received_memory.reset();

@@ -16,7 +16,7 @@
 //      when needed) straight into its place in OUTPUT (SortOptions::output_region). Its sort is
 //      stable, and its part holds the records of lower ranks first, so equal keys keep their input
 //      order across ranks. With --unique, where how many records each part keeps is known only once
-//      all are sorted, a rank sorts into a file of its own, drops a first record whose key ended the
+//      all are sorted, a rank sorts into a nameless temp file, drops a first record whose key ended the
 //      part before, and copies the rest into its place.
 // A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left.
 #pragma once

@@ -112,7 +112,6 @@ private:
 // OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
 OutputShape PlannedSort::shape_of(const SortOptions& options) {
     if (!options.output_region) return output_shape(options.output, options.output_compression);
-    if (options.unique) throw std::invalid_argument("an output region takes every record: not with --unique");
     if (options.output_compression.value_or(Compression::none) != Compression::none)
         throw std::invalid_argument("an output region is written uncompressed");
     return {false, io::parent_folder(options.output), Compression::none};
