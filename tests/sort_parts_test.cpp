@@ -1,8 +1,9 @@
-// SortOptions::output_region: a sort writes its records into a part of a larger open file (as the
-// ranks of gpusort-mpi write their parts of one OUTPUT), in memory and as runs merged on the host,
-// keys and records, with --verify and --unique; the bytes around the region stay as they were, the
-// file keeps its size and name, and no other file appears. OutputTarget's positional writes (no map) into a region
-// land there too.
+// A sort as one part of a larger job (as each rank of gpusort-mpi sorts the records it received
+// into its part of one OUTPUT): SortOptions::output_region writes the records into a part of an open
+// file, in memory and as runs merged on the host, keys and records, with --verify and --unique (the
+// bytes around the region stay as they were, the file keeps its size and name, and no other file
+// appears); SortOptions::input_memory reads them from memory instead of INPUT. OutputTarget's
+// positional writes (no map) into a region land there too.
 #include "record_sort_cases.hpp"
 #include "src/output/sort_output.hpp"
 
@@ -25,11 +26,13 @@ std::vector<std::byte> make_host_file(const std::string& path, std::size_t size,
 }
 
 // Sorts `data` into bytes [head, head + data.size()) of a file `head + data.size() + tail` long
-// and checks the region against `expected` and the rest against what was there.
+// and checks the start of the region against `expected` (all of it but with --unique) and the rest
+// of the file against what was there. With options.input_memory set, `data` is that memory.
 void sort_into_region(const std::vector<std::byte>& data, const std::vector<std::byte>& expected, SortOptions options,
                       std::size_t head, const std::string& what) {
     ScratchDir dir, tmp;
-    write_bytes(dir / "in", data);
+    const bool from_memory = options.input_memory.has_value();  // then no file "in" exists
+    if (!from_memory) write_bytes(dir / "in", data);
     const std::size_t tail = 5003;
     std::vector<std::byte> before = make_host_file(dir / "host", head + data.size() + tail, head);
     const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
@@ -40,7 +43,7 @@ void sort_into_region(const std::vector<std::byte>& data, const std::vector<std:
     options.output_region = OutputRegion{fd, head};
     const SortReport report = sort_file(options);
     ::close(fd);
-    EXPECT_EQ(report.output_records * report.record_size, data.size()) << what;
+    EXPECT_EQ(report.output_records * report.record_size, expected.size()) << what;
     const std::vector<std::byte> after = read_bytes(dir / "host");
     ASSERT_EQ(after.size(), before.size()) << what;
     EXPECT_TRUE(std::equal(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(head), before.begin()))
@@ -50,7 +53,8 @@ void sort_into_region(const std::vector<std::byte>& data, const std::vector<std:
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), after.begin() + static_cast<std::ptrdiff_t>(head)))
         << "the region does not hold the sorted records: " << what;
     EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
-    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "host"})) << what;
+    const std::set<std::string> files = from_memory ? std::set<std::string>{"host"} : std::set<std::string>{"in", "host"};
+    EXPECT_EQ(dir.entries(), files) << what;
 }
 
 }  // namespace
@@ -113,43 +117,51 @@ TEST(OutputRegion, RefusesWhatARegionCannotHold) {
     EXPECT_TRUE(read_bytes(dir / "host") == std::vector<std::byte>(128));
 }
 
-// With --unique the records kept come first in the region, as many as the report says, and the
-// bytes around the region stay as they were.
+// With --unique the records kept come first in the region, as many as the report says.
 TEST(OutputRegion, UniqueKeepsTheFirstOfEachKeyAtTheStartOfTheRegion) {
+    const RecordCase c = record_cases()[1];
+    const std::vector<std::byte> data = make_records(c.records, c.spec, 23);
+    const std::vector<std::byte> expected = reference_record_sort(data, c.spec, true);
+    ASSERT_LT(expected.size(), data.size()) << "the case must have duplicate keys";
     for (const bool runs : {false, true}) {
-        const RecordCase c = record_cases()[1];
-        const std::vector<std::byte> data = make_records(c.records, c.spec, 23);
-        const std::vector<std::byte> expected = reference_record_sort(data, c.spec, true);
-        ASSERT_LT(expected.size(), data.size()) << "the case must have duplicate keys";
-        ScratchDir dir, tmp;
-        write_bytes(dir / "in", data);
-        const std::size_t head = 5 * c.spec.record_size, tail = 999;
-        const std::vector<std::byte> before = make_host_file(dir / "host", head + data.size() + tail, 31);
-        const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
-        ASSERT_GE(fd, 0);
         SortOptions options;
         options.backend = Backend::cpu;
         options.threads = 2;
         options.records = c.spec;
         options.unique = true;
         options.verify = true;
-        options.input = dir / "in";
-        options.output = dir / "host";
-        options.tmp_dir = tmp.path();
-        options.output_region = OutputRegion{fd, head};
         if (runs) options.memory_bytes = kMinMemoryBudget;
-        const SortReport report = sort_file(options);
-        ::close(fd);
-        EXPECT_EQ(report.output_records * c.spec.record_size, expected.size());
-        const std::vector<std::byte> after = read_bytes(dir / "host");
-        ASSERT_EQ(after.size(), before.size());
-        EXPECT_TRUE(std::equal(expected.begin(), expected.end(), after.begin() + static_cast<std::ptrdiff_t>(head)))
-            << (runs ? "runs" : "one chunk");
-        EXPECT_TRUE(std::equal(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(head), before.begin()));
-        EXPECT_TRUE(std::equal(after.end() - static_cast<std::ptrdiff_t>(tail), after.end(), before.end() - static_cast<std::ptrdiff_t>(tail)));
-        EXPECT_TRUE(tmp.entries().empty());
-        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "host"}));
+        sort_into_region(data, expected, options, 5 * c.spec.record_size, runs ? "unique, runs" : "unique, one chunk");
     }
+}
+
+// Records read from memory, in one chunk and as runs, into a region and into a file of their own.
+TEST(InputMemory, KeysAndRecordsAreSortedFromMemory) {
+    const RecordCase c = record_cases()[0];
+    const std::vector<std::byte> data = make_records(c.records, c.spec, 21);
+    const std::vector<std::byte> expected = reference_record_sort(data, c.spec, false);
+    for (const bool runs : {false, true}) {
+        SortOptions options;
+        options.backend = Backend::cpu;
+        options.threads = 2;
+        options.records = c.spec;
+        options.verify = true;
+        options.input_memory = std::span<const std::byte>(data);
+        if (runs) options.memory_bytes = kMinMemoryBudget;
+        sort_into_region(data, expected, options, 7 * c.spec.record_size, runs ? "from memory, runs" : "from memory");
+    }
+    ScratchDir dir;
+    SortOptions options;
+    options.backend = Backend::cpu;
+    options.records = c.spec;
+    options.input = dir / "not-there";  // only a name
+    options.input_memory = std::span<const std::byte>(data);
+    options.output = dir / "out";
+    options.memory_bytes = kMinMemoryBudget;
+    const SortReport report = sort_file(options);
+    EXPECT_GT(report.runs, 1u);
+    EXPECT_TRUE(read_bytes(dir / "out") == expected);
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"out"}));
 }
 
 // Without a map (as under a limit on the address space), the writes go to the region's offsets.
