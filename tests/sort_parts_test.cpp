@@ -16,6 +16,19 @@ using namespace gpusort::testing;
 
 namespace {
 
+// A CPU sort on two threads of records with `spec` (whole u64 keys when none), verified or not;
+// runs: under the smallest budget, so that runs are formed and merged.
+SortOptions cpu_sort(std::optional<KeySpec> spec, bool runs, bool verify = true) {
+    SortOptions options;
+    options.backend = Backend::cpu;
+    options.threads = 2;
+    options.order = {KeyType::u64, false};
+    options.records = std::move(spec);
+    options.verify = verify;
+    if (runs) options.memory_bytes = kMinMemoryBudget;
+    return options;
+}
+
 // A file of `head` bytes, room for `middle` bytes, and `tail` bytes, all of a pattern; returns the pattern.
 std::vector<std::byte> make_host_file(const std::string& path, std::size_t size, std::uint64_t seed) {
     std::vector<std::byte> pattern(size);
@@ -69,12 +82,7 @@ TEST(OutputRegion, KeysInMemoryAndAsRunsLandInTheirPlace) {
     std::memcpy(expected.data(), keys.data(), expected.size());
     for (const bool runs : {false, true})
         for (const bool verify : {false, true}) {
-            SortOptions options;
-            options.backend = Backend::cpu;
-            options.threads = 2;
-            options.order = {KeyType::u64, false};
-            options.verify = verify;
-            if (runs) options.memory_bytes = kMinMemoryBudget;
+            const SortOptions options = cpu_sort(std::nullopt, runs, verify);
             // 1001 records in: not at a page boundary.
             sort_into_region(data, expected, options, 1001 * 8,
                              std::string(runs ? "runs" : "in memory") + (verify ? ", verified" : ""));
@@ -85,13 +93,8 @@ TEST(OutputRegion, RecordsAsRunsLandInTheirPlace) {
     for (const RecordCase& c : {record_cases()[0], record_cases()[5]}) {
         const std::vector<std::byte> data = make_records(c.records, c.spec, 17);
         const std::vector<std::byte> expected = reference_record_sort(data, c.spec, false);
-        SortOptions options;
-        options.backend = Backend::cpu;
-        options.threads = 2;
-        options.records = c.spec;
-        options.memory_bytes = kMinMemoryBudget;
+        SortOptions options = cpu_sort(c.spec, true);
         options.max_fan_in = 2;
-        options.verify = true;
         sort_into_region(data, expected, options, 333 * c.spec.record_size, c.name);
     }
 }
@@ -124,13 +127,8 @@ TEST(OutputRegion, UniqueKeepsTheFirstOfEachKeyAtTheStartOfTheRegion) {
     const std::vector<std::byte> expected = reference_record_sort(data, c.spec, true);
     ASSERT_LT(expected.size(), data.size()) << "the case must have duplicate keys";
     for (const bool runs : {false, true}) {
-        SortOptions options;
-        options.backend = Backend::cpu;
-        options.threads = 2;
-        options.records = c.spec;
+        SortOptions options = cpu_sort(c.spec, runs);
         options.unique = true;
-        options.verify = true;
-        if (runs) options.memory_bytes = kMinMemoryBudget;
         sort_into_region(data, expected, options, 5 * c.spec.record_size, runs ? "unique, runs" : "unique, one chunk");
     }
 }
@@ -141,13 +139,8 @@ TEST(InputMemory, KeysAndRecordsAreSortedFromMemory) {
     const std::vector<std::byte> data = make_records(c.records, c.spec, 21);
     const std::vector<std::byte> expected = reference_record_sort(data, c.spec, false);
     for (const bool runs : {false, true}) {
-        SortOptions options;
-        options.backend = Backend::cpu;
-        options.threads = 2;
-        options.records = c.spec;
-        options.verify = true;
+        SortOptions options = cpu_sort(c.spec, runs);
         options.input_memory = std::span<const std::byte>(data);
-        if (runs) options.memory_bytes = kMinMemoryBudget;
         sort_into_region(data, expected, options, 7 * c.spec.record_size, runs ? "from memory, runs" : "from memory");
     }
     ScratchDir dir;

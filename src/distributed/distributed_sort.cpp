@@ -47,8 +47,7 @@ std::size_t samples_per_rank(int ranks) { return std::max<std::size_t>(16384, 32
 
 // Bytes of INPUT a rank reads and sends per round: within its memory budget, which holds the block
 // and what all ranks may send it in one round.
-std::uint64_t block_bytes(const SortOptions& sort, int ranks, std::size_t width) {
-    const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
+std::uint64_t block_bytes(std::uint64_t budget, int ranks, std::size_t width) {
     std::uint64_t block = std::clamp<std::uint64_t>(budget / (2 * (static_cast<std::uint64_t>(ranks) + 1)),
                                                     std::uint64_t{1} << 20, std::uint64_t{256} << 20);
     return std::max<std::uint64_t>(1, block / width) * width;
@@ -226,12 +225,15 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     end_step(report.step_seconds.samples);
 
     // 3. The counted exchange: every record of the range goes to the rank of its part.
-    const std::uint64_t block_records = block_bytes(sort, p, width) / width;
+    // The memory budget of this rank, read once: the blocks, the kept parts and the received part
+    // are all sized from it.
+    const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
+    const std::uint64_t block_records = block_bytes(budget, p, width) / width;
     const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
     // The part of every record of the range is kept from the counting pass when the parts take at
     // most a quarter of the memory budget (the blocks of the exchange take at most half): the
     // exchange then reads the records again but does not classify them again.
-    const bool keep_parts = records * sizeof(std::uint32_t) <= sort.memory_bytes.value_or(default_memory_budget()) / 4;
+    const bool keep_parts = records * sizeof(std::uint32_t) <= budget / 4;
     std::unique_ptr<std::uint32_t[]> range_parts;
     Piece block;
     std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
@@ -282,7 +284,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // when the part takes at most half the memory budget (the part's sort then has the other half),
     // else in a temp file.
     const std::string tmp = temp_folder(sort);
-    const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
     const bool part_in_memory = part * width <= budget / 2;
     std::optional<io::HostBuffer> received_memory;
     std::optional<io::File> received;
