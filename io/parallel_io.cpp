@@ -1,5 +1,7 @@
-// read_parallel / write_parallel: one pread/pwrite per block, blocks in parallel.
+// read_parallel / write_parallel: one pread/pwrite per block (of a file or a spill), blocks in parallel.
 #include "io/parallel_io.hpp"
+
+#include "io/spill_file.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -31,20 +33,34 @@ void for_each_block(std::uint64_t offset, std::size_t size, std::size_t block, T
 }
 
 // Direct transfers wait for the disk, a piece at a time: smaller blocks keep more of them in flight.
-std::size_t block_of(const File& file) { return file.direct() ? file.direct_piece() : kParallelIoBlock; }
+template <class AnyFile>
+std::size_t block_of(const AnyFile& file) {
+    return file.direct() ? file.direct_piece() : kParallelIoBlock;
+}
 
-}  // namespace
-
-void read_parallel(const File& file, std::uint64_t offset, std::span<std::byte> data) {
+template <class AnyFile>
+void read_blocks(const AnyFile& file, std::uint64_t offset, std::span<std::byte> data) {
     for_each_block(offset, data.size(), block_of(file), [&](std::size_t begin, std::size_t length) {
         file.read_at(offset + begin, data.subspan(begin, length));
     });
 }
 
-void write_parallel(const File& file, std::uint64_t offset, std::span<const std::byte> data) {
+template <class AnyFile>
+void write_blocks(const AnyFile& file, std::uint64_t offset, std::span<const std::byte> data) {
     for_each_block(offset, data.size(), block_of(file), [&](std::size_t begin, std::size_t length) {
         file.write_at(offset + begin, data.subspan(begin, length));
     });
+}
+
+}  // namespace
+
+void read_parallel(const File& file, std::uint64_t offset, std::span<std::byte> data) { read_blocks(file, offset, data); }
+void write_parallel(const File& file, std::uint64_t offset, std::span<const std::byte> data) {
+    write_blocks(file, offset, data);
+}
+void read_parallel(const SpillFile& file, std::uint64_t offset, std::span<std::byte> data) { read_blocks(file, offset, data); }
+void write_parallel(const SpillFile& file, std::uint64_t offset, std::span<const std::byte> data) {
+    write_blocks(file, offset, data);
 }
 
 }  // namespace gpusort::io

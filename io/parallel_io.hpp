@@ -33,7 +33,12 @@ void for_each_piece(std::span<Byte> data, std::size_t unit, std::size_t piece_by
     for (std::size_t at = 0; at < data.size(); at += piece) f(at, data.subspan(at, std::min(piece, data.size() - at)));
 }
 
+class SpillFile;
+
 void read_parallel(const File& file, std::uint64_t offset, std::span<std::byte> data);
 void write_parallel(const File& file, std::uint64_t offset, std::span<const std::byte> data);
+// The same over a spill's stripes: a block lies in one stripe (kSpillStripe is a multiple of kParallelIoBlock).
+void read_parallel(const SpillFile& file, std::uint64_t offset, std::span<std::byte> data);
+void write_parallel(const SpillFile& file, std::uint64_t offset, std::span<const std::byte> data);
 
 }  // namespace gpusort::io

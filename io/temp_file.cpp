@@ -51,13 +51,6 @@ File create_temp_file(const std::string& folder) {
     return File(fd, label);
 }
 
-File create_spill_file(const std::string& folder, std::size_t direct_piece) {
-    File file = create_temp_file(folder);
-    if (direct_piece > 0 && !file.use_direct_io(direct_piece))
-        throw IoError("cannot spill runs with direct I/O to '" + folder + "': its file system does not do direct I/O");
-    return file;
-}
-
 bool direct_io_supported(const std::string& folder) { return create_temp_file(folder).use_direct_io(); }
 
 }  // namespace gpusort::io

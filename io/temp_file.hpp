@@ -12,11 +12,6 @@ namespace gpusort::io {
 // Creates the anonymous temp file in `folder`; throws IoError naming the folder on failure.
 File create_temp_file(const std::string& folder);
 
-// A temp file for spilled runs, with direct I/O in pieces of `direct_piece` bytes
-// (File::use_direct_io), or through the page cache when it is 0; throws IoError when direct I/O is
-// asked for and its file system does not do it.
-File create_spill_file(const std::string& folder, std::size_t direct_piece);
-
 // Whether a temp file in `folder` can do direct I/O; throws IoError when none can be made there.
 bool direct_io_supported(const std::string& folder);
 

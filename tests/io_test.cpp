@@ -3,6 +3,7 @@
 #include "io/file_mapping.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
+#include "io/spill_file.hpp"
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
 
@@ -15,6 +16,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
+
+#include <tbb/parallel_for.h>
 
 using namespace gpusort;
 using namespace gpusort::testing;
@@ -108,11 +112,103 @@ TEST(DirectIo, AdjacentUnalignedWritesFromManyThreadsReadBackExactly) {
 TEST(DirectIo, SpillFileRefusesNothingWhereTheFileSystemHasIt) {
     ScratchDir dir;
     const bool supported = io::direct_io_supported(dir.path());
-    EXPECT_EQ(io::create_spill_file(dir.path(), io::kMaxDirectIoPiece).direct(), supported);
-    EXPECT_FALSE(io::create_spill_file(dir.path(), 0).direct());
+    if (supported) {
+        EXPECT_TRUE(io::SpillFile(dir.path(), 3, io::kMaxDirectIoPiece).direct());
+    } else {
+        EXPECT_THROW(io::SpillFile(dir.path(), 3, io::kMaxDirectIoPiece), io::IoError);
+    }
+    EXPECT_FALSE(io::SpillFile(dir.path(), 3, 0).direct());
+    EXPECT_THROW(io::SpillFile(dir.path(), 0, 0), std::invalid_argument);
     EXPECT_THROW(io::create_temp_file(dir.path()).use_direct_io(io::kDirectIoAlignment + 1), std::invalid_argument);
     EXPECT_THROW(io::direct_io_supported(dir / "missing"), io::IoError);
     EXPECT_TRUE(dir.entries().empty());
+}
+
+// A spill striped over several files holds every byte where it was written: transfers that start
+// and end inside turns of a stripe and cross several turns, from threads at once, through the page
+// cache and with direct I/O (where the file system has it); the spill grows range by range as a
+// stream's runs do. Each stripe file holds its turns, checked through its own descriptor.
+TEST(SpillFile, StripedTransfersKeepEveryByteWhereItWasWritten) {
+    ScratchDir dir;
+    constexpr std::uint64_t kTurn = io::kSpillStripe;
+    const std::uint64_t size = 7 * kTurn + 12345;  // turns over 3 stripes, the last one partial
+    std::vector<std::byte> data(size);
+    std::mt19937_64 rng(11);
+    for (auto& b : data) b = static_cast<std::byte>(rng());
+    std::vector<std::size_t> pieces = {0};
+    if (io::direct_io_supported(dir.path())) pieces.push_back(64 * 1024);
+    for (std::size_t piece : pieces) {
+        io::SpillFile spill(dir.path(), 3, piece);
+        // Reserved in three ranges that end inside turns, as a stream's runs are.
+        const std::uint64_t cuts[] = {0, kTurn / 3, 4 * kTurn + 777, size};
+        for (int r = 0; r < 3; ++r) EXPECT_NO_THROW(spill.allocate(cuts[r], cuts[r + 1] - cuts[r]));
+        // Neighbouring ranges of odd lengths, written from several threads at once.
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+        for (std::uint64_t at = 0; at < size;) {
+            const std::uint64_t length = std::min<std::uint64_t>(size - at, 1 + rng() % (2 * kTurn));
+            ranges.emplace_back(at, length);
+            at += length;
+        }
+        tbb::parallel_for(std::size_t{0}, ranges.size(), [&](std::size_t i) {
+            spill.write_at(ranges[i].first, std::span<const std::byte>(data).subspan(ranges[i].first, ranges[i].second));
+        });
+        std::vector<std::byte> back(size);
+        io::read_parallel(spill, 0, back);
+        EXPECT_TRUE(back == data) << "piece " << piece;
+        // A read that starts and ends inside turns.
+        std::vector<std::byte> middle(2 * kTurn + 5);
+        spill.read_at(kTurn - 3, middle);
+        EXPECT_TRUE(std::equal(middle.begin(), middle.end(), data.begin() + (kTurn - 3))) << "piece " << piece;
+        // What write_parallel puts is read back by single reads.
+        std::vector<std::byte> again(data.rbegin(), data.rend());
+        io::write_parallel(spill, 0, again);
+        spill.read_at(0, back);
+        EXPECT_TRUE(back == again) << "piece " << piece;
+    }
+    EXPECT_TRUE(dir.entries().empty());
+}
+
+// The turns of each stripe are where the layout puts them: stripe s holds turns s, s + n, ... one
+// after the other, read through that stripe's own descriptor; space reserved in ranges that end
+// inside turns makes each stripe file as long as its turns (where the file system reserves space).
+TEST(SpillFile, TurnsGoToTheirStripesInOrder) {
+    ScratchDir dir;
+    constexpr std::uint64_t kTurn = io::kSpillStripe;
+    constexpr std::size_t kStripes = 3;
+    io::SpillFile spill(dir.path(), kStripes, 0);
+    // The stripe files are this process's descriptors of nameless files in the folder, in order.
+    std::vector<int> fds;
+    for (int fd = 3; fd < 1024; ++fd) {
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        char target[4096];
+        const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+        if (n > 0 && std::string(target, static_cast<std::size_t>(n)).starts_with(dir.path())) fds.push_back(fd);
+    }
+    ASSERT_EQ(fds.size(), kStripes);
+    const std::uint64_t turns = 7;
+    const std::uint64_t size = turns * kTurn + 100;  // an eighth turn of 100 bytes, in stripe 1
+    bool reserved = spill.allocate(0, 5000);
+    reserved = spill.allocate(5000, 3 * kTurn + 17 - 5000) && reserved;
+    reserved = spill.allocate(3 * kTurn + 17, size - (3 * kTurn + 17)) && reserved;
+    const std::uint64_t expected_sizes[kStripes] = {3 * kTurn, 2 * kTurn + 100, 2 * kTurn};
+    for (std::size_t s = 0; s < kStripes && reserved; ++s) {
+        struct stat st {};
+        ASSERT_EQ(::fstat(fds[s], &st), 0);
+        EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), expected_sizes[s]) << "stripe " << s;
+    }
+    std::vector<std::byte> data(size);
+    for (std::uint64_t t = 0; t <= turns; ++t)
+        std::fill(data.begin() + t * kTurn, data.begin() + std::min(size, (t + 1) * kTurn), static_cast<std::byte>(t + 1));
+    io::write_parallel(spill, 0, data);
+    for (std::size_t s = 0; s < kStripes; ++s) {
+        std::vector<std::byte> turn(kTurn);
+        for (std::uint64_t t = s, k = 0; t <= turns; t += kStripes, ++k) {
+            const std::uint64_t length = std::min(kTurn, size - t * kTurn);
+            ASSERT_EQ(::pread(fds[s], turn.data(), length, static_cast<off_t>(k * kTurn)), static_cast<ssize_t>(length));
+            EXPECT_EQ(turn.front(), static_cast<std::byte>(t + 1)) << "stripe " << s << ", turn " << t;
+            EXPECT_EQ(turn[length - 1], static_cast<std::byte>(t + 1)) << "stripe " << s << ", turn " << t;
+        }
+    }
 }
 
 // Maps of neighbouring ranges at offsets inside pages, written from threads at once: the file holds

@@ -1,6 +1,6 @@
 // multiway_select against a brute-force reference (merge all elements by (key, sequence) and
 // count per sequence), on arrays in memory and on runs in files searched through samples.
-#include "io/temp_file.hpp"
+#include "io/spill_file.hpp"
 #include "src/merge/multiway_selection.hpp"
 #include "src/runs/sorted_run.hpp"
 
@@ -84,7 +84,7 @@ TEST(MultiwaySelection, RunsInFilesThroughSamples) {
     std::mt19937 rng(5);
     for (std::uint64_t stride : {1u, 3u, 16u, 64u}) {
         Seqs seqs = random_seqs(rng, 5, 300, stride == 3 ? 5 : 100000);
-        auto file = std::make_shared<io::File>(io::create_temp_file("."));
+        auto file = std::make_shared<io::SpillFile>(".", 2, 0);
         std::vector<SortedRun<std::uint32_t>> runs;
         std::uint64_t first = 0;
         for (const auto& seq : seqs) {

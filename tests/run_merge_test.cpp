@@ -1,6 +1,7 @@
 // merge_runs and merge_to_fan_in on runs in host memory and in spill files (mixed), against
 // std::sort of all keys: many fan-ins, empty and skewed runs, slices of every size, and samples
 // of merged runs that match their keys; a restore step with parallel work of its own.
+#include "io/spill_file.hpp"
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
 #include "src/keys/key_normalization.hpp"
@@ -31,6 +32,7 @@ SortPlan small_plan(unsigned tasks, std::size_t fan_in) {
     plan.merge_memory = std::uint64_t{tasks} * (fan_in + 1) * kMinMergeBuffer;
     plan.fan_in = fan_in;
     plan.sample_stride = 16;
+    plan.spill_files = 3;
     return plan;
 }
 
@@ -43,7 +45,7 @@ struct RunSet {
 // the one before it.
 RunSet make_runs(const ScratchDir& dir, std::size_t k, std::size_t max_len, bool skewed, std::mt19937_64& rng) {
     RunSet set;
-    auto file = std::make_shared<io::File>(io::create_temp_file(dir.path()));
+    auto file = std::make_shared<io::SpillFile>(dir.path(), 3, 0);
     std::uint64_t file_offset = 0;
     for (std::size_t r = 0; r < k; ++r) {
         std::vector<std::uint64_t> keys(rng() % (max_len + 1));
@@ -185,7 +187,7 @@ TEST(RunSlices, ASelectionWaitingForItsReadsStartsNoOtherSelection) {
     std::mt19937_64 rng(21);
     constexpr std::uint64_t kStride = std::uint64_t{1} << 16;
     constexpr std::size_t kEntry = 16;
-    auto file = std::make_shared<io::File>(io::create_temp_file(dir.path()));
+    auto file = std::make_shared<io::SpillFile>(dir.path(), 3, 0);
     std::vector<std::vector<std::uint64_t>> keys(4);
     std::vector<SortedRun<std::uint64_t>> runs;
     std::uint64_t offset = 0;
@@ -217,7 +219,7 @@ TEST(SliceMerge, SlicesOfAllRunsSortedAsChunksGiveTheMergedOutput) {
     // i64 keys sorted descending: runs hold normalised keys; the output must hold raw ones.
     for (bool skewed : {false, true}) {
         RunSet set = make_runs(dir, 9, 3000, skewed, rng);  // keys < 2^63: as i64 all non-negative
-        auto file = std::make_shared<io::File>(io::create_temp_file(dir.path()));
+        auto file = std::make_shared<io::SpillFile>(dir.path(), 3, 0);
         for (std::size_t r = 0; r < set.runs.size(); ++r) {
             auto& run = set.runs[r];
             std::vector<std::uint64_t> keys(run.size);

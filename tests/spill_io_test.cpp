@@ -30,7 +30,8 @@ namespace {
 // expects the reference's bytes and no temp files left. Returns the report.
 template <class T>
 SortReport sort_keys(const std::vector<T>& keys, bool descending, SpillIo spill_io, bool stream,
-                     std::optional<std::size_t> fan_in, std::uint64_t run_records, const std::string& what) {
+                     std::optional<std::size_t> fan_in, std::uint64_t run_records, const std::string& what,
+                     std::uint64_t memory = kMinMemoryBudget) {
     ScratchDir dir, tmp;
     SortOptions options;
     options.input = dir / (stream ? "in.zst" : "in");
@@ -46,7 +47,7 @@ SortReport sort_keys(const std::vector<T>& keys, bool descending, SpillIo spill_
     options.order = {key_type_of<T>(), descending};
     options.backend = Backend::cpu;
     options.threads = 3;
-    options.memory_bytes = kMinMemoryBudget;
+    options.memory_bytes = memory;
     options.tmp_dir = tmp.path();
     options.spill_io = spill_io;
     options.max_fan_in = fan_in;
@@ -81,6 +82,24 @@ TEST(SpillIo, KeysFromFilesAndStreamsWithManyRunsAndPasses) {
         }
     // The same sort through the page cache: the same bytes, by the same reference.
     sort_keys(u64, false, SpillIo::buffered, false, 3, 10007, "u64 buffered");
+}
+
+// Runs of tens of MiB are spilled over one file per thread (3) in turns of 8 MiB: runs, blocks and
+// merge passes cross the turns from one file to the next, through the page cache and with direct
+// I/O (where the file system has it), from a file and from a stream.
+TEST(SpillIo, RunsStripedOverSeveralFilesCrossTheirTurns) {
+    ScratchDir probe;
+    const auto keys = make_keys<std::uint64_t>(5'000'011, {gen::Distribution::uniform}, 14);  // 40 MiB: 5 turns
+    std::vector<SpillIo> ways = {SpillIo::buffered};
+    if (io::direct_io_supported(probe.path())) ways.push_back(SpillIo::direct);
+    for (SpillIo way : ways)
+        for (bool stream : {false, true}) {
+            const std::string what = std::string(way == SpillIo::direct ? "direct" : "buffered") + (stream ? ", stream" : "");
+            const SortReport report = sort_keys(keys, false, way, stream, 3, 1'000'003, what, std::uint64_t{64} << 20);
+            EXPECT_EQ(report.plan.spill_files, 3u) << what;
+            EXPECT_EQ(report.runs, 5u) << what;
+            EXPECT_GT(report.merge_passes, 1u) << what;
+        }
 }
 
 TEST(SpillIo, RecordsStableAndUniqueWithManyRunsAndPasses) {

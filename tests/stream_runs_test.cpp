@@ -1,6 +1,7 @@
 // form_runs_from_stream: a stream of many chunks becomes runs whose samples stay within the plan's
 // sample memory (the stride doubles and the runs already formed are thinned out), every sample
 // still the key at its place, and the runs merge into the sorted input.
+#include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
 #include "src/merge/run_merge.hpp"
 #include "src/runs/run_formation.hpp"
@@ -29,6 +30,7 @@ TEST(StreamRuns, SamplesOfAGrowingStreamStayWithinThePlanAndStillGuideTheMerge) 
     plan.merge_tasks = 2;
     plan.run_records = kChunk;
     plan.sample_stride = 16;
+    plan.spill_files = 2;
     plan.sample_memory = 4096;  // 512 samples: less than a sixth of what stride 16 would take
     plan.chunk_memory.host_bytes = 2 * kChunk * 8;
     plan.fan_in = 200;

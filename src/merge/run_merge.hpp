@@ -8,7 +8,7 @@
 #pragma once
 
 #include "io/file.hpp"
-#include "io/temp_file.hpp"
+#include "io/spill_file.hpp"
 #include "src/merge/loser_tree.hpp"
 #include "gpusort/progress.hpp"
 #include "src/merge/run_slices.hpp"
@@ -299,8 +299,8 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
         const std::size_t entry = runs[0].entry_bytes;
         if (progress) progress->start_phase(ProgressPhase::merging, pass_keys * entry);
-        auto file = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
-        file->allocate(pass_keys * entry);
+        auto file = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
+        file->allocate(0, pass_keys * entry);
         bytes_spilled += pass_keys * entry;
 
         std::uint64_t offset = 0;

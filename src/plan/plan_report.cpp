@@ -88,10 +88,10 @@ std::string plan_text(const SortPlan& p) {
         if (p.runs_kept_in_memory)
             out << ", kept in host memory\n";
         else if (p.spill_direct())
-            out << ", spilled to disk with direct I/O in pieces of " << size_text(p.direct_io_piece) << " (bounce buffers "
-                << size_text(h.direct_io) << ")\n";
+            out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " with direct I/O in pieces of "
+                << size_text(p.direct_io_piece) << " (bounce buffers " << size_text(h.direct_io) << ")\n";
         else
-            out << ", spilled to disk through the page cache\n";
+            out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " through the page cache\n";
         out << "samples:      every " << p.sample_stride << "th entry of each run, at most " << size_text(p.sample_memory)
             << "\n";
         out << "merge:        ";
@@ -158,6 +158,7 @@ std::string plan_json(const SortPlan& p, int indent) {
         << ", \"staging\": " << p.chunk_memory.staging_bytes << "},\n"
         << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_kept_in_memory\": " << flag(p.runs_kept_in_memory)
         << ", \"spill_direct\": " << flag(p.spill_direct()) << ", \"direct_io_piece\": " << p.direct_io_piece
+        << ", \"spill_files\": " << p.spill_files
         << ", \"sample_stride\": " << p.sample_stride << ", \"sample_memory\": " << p.sample_memory << ",\n"
         << pad << "\"merge_on_device\": " << flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots
         << ", \"merge_memory\": " << p.merge_memory << ", \"fan_in\": " << p.fan_in << ", \"merge_tasks\": " << p.merge_tasks

@@ -11,7 +11,7 @@
 
 #include "io/file.hpp"
 #include "io/parallel_io.hpp"
-#include "io/temp_file.hpp"
+#include "io/spill_file.hpp"
 #include "src/sorters/chunk_sorter.hpp"
 #include "io/host_buffer.hpp"
 #include "src/sorters/slot_pipeline.hpp"
@@ -55,13 +55,13 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
     const std::uint64_t chunks = (total + chunk - 1) / chunk;
 
     // Runs and their sample arrays are laid out before the first chunk is read.
-    std::shared_ptr<io::File> spill;
+    std::shared_ptr<io::SpillFile> spill;
     std::shared_ptr<io::HostBuffer> memory;
     if (plan.runs_kept_in_memory) {
         memory = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
     } else {
-        spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
-        spill->allocate(total * entry);
+        spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
+        spill->allocate(0, total * entry);
     }
     std::vector<SortedRun<T>> runs;
     for (std::uint64_t c = 0; c < chunks; ++c) {
@@ -124,7 +124,7 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                                                 const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
                                                 PhaseTimes& times, ProgressCounters* progress = nullptr) {
     const std::size_t entry = plan.entry_bytes;
-    auto spill = std::make_shared<io::File>(io::create_spill_file(tmp_dir, plan.direct_io_piece));
+    auto spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
     std::vector<std::unique_ptr<SortedRun<T>>> runs;
     std::vector<bool> formed;  // runs whose samples are all taken (guarded by the mutex below)
     std::uint64_t stride = plan.sample_stride;

@@ -7,6 +7,7 @@
 #include "io/file.hpp"
 #include "io/host_buffer.hpp"
 #include "io/parallel_io.hpp"
+#include "io/spill_file.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -24,7 +25,7 @@ template <class T>
 struct SortedRun {
     // Keeps the run's spill file or host buffer alive; freed with the last run that uses it.
     std::shared_ptr<const void> storage;
-    const io::File* file = nullptr;    // the run lies in this spill file ...
+    const io::SpillFile* file = nullptr;  // the run lies in this spill file ...
     const std::byte* memory = nullptr; // ... or in host memory (from where its positions count)
     std::size_t entry_bytes = sizeof(T);  // an entry: the key T, then (records) the record itself
     std::uint64_t first = 0;           // position of the run's first entry in the file or memory (entries)
@@ -32,7 +33,7 @@ struct SortedRun {
     std::uint64_t sample_stride = 0;
     std::vector<T> samples;            // samples[s] == key at position s * sample_stride
 
-    static SortedRun in_file(std::shared_ptr<const io::File> spill, std::uint64_t first, std::uint64_t size,
+    static SortedRun in_file(std::shared_ptr<const io::SpillFile> spill, std::uint64_t first, std::uint64_t size,
                              std::uint64_t stride, std::size_t entry_bytes = sizeof(T)) {
         SortedRun run;
         run.file = spill.get();
