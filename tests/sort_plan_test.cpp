@@ -279,6 +279,26 @@ TEST(SortPlan, MergePassesAndGroupsFollowTheFanIn) {
     EXPECT_EQ(one_pass.disk[1].bytes, 9000u * 8);
 }
 
+// Whatever is spilled is striped over one file per thread, up to kMaxSpillFiles: runs, and the
+// runs that intermediate merge passes write even where the first runs are kept in host memory
+// (a GPU sorter's records under a tiny device budget with a small fan-in: a temp file of no
+// stripes was refused there). One chunk spills nothing.
+TEST(SortPlan, SpillsAreStripedOverOneFilePerThread) {
+    EXPECT_EQ(plan_cpu(100'000'000, 8, budgets(64 * kMiB, 4)).spill_files, 4u);
+    EXPECT_EQ(plan_cpu(100'000'000, 8, budgets(64 * kMiB, 40)).spill_files, kMaxSpillFiles);
+    EXPECT_EQ(plan_cpu(1000, 8, budgets(64 * kMiB, 4)).spill_files, 0u);
+    PlanInput records = file_of(200'000, 100);
+    records.entry_bytes = 116;
+    records.entries_hold_records = true;
+    records.max_fan_in = 2;
+    Budgets small = budgets(256 * kMiB, 3);
+    small.device_memory_bytes = kMiB;
+    const SortPlan kept = plan_sort(records, small, gpu_capacity(kGiB, 100, true));
+    ASSERT_TRUE(kept.runs_kept_in_memory);
+    ASSERT_GT(kept.merge_passes, 1u);
+    EXPECT_EQ(kept.spill_files, 3u);
+}
+
 // Spilled runs go through the page cache unless direct I/O is asked for, or (automatic) the page
 // cache could not hold them beside the output; runs that are not spilled take neither.
 TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {

@@ -183,8 +183,9 @@ struct SortPlan {
     // transfer at most; 0: through the page cache.
     std::uint64_t direct_io_piece = 0;
     bool spill_direct() const { return direct_io_piece > 0; }
-    // Spilled runs are laid over this many temp files (io::SpillFile), one per thread up to
-    // kMaxSpillFiles, so that the threads write them side by side; 0 when nothing is spilled.
+    // Spilled runs, and the runs of intermediate merge passes, are laid over this many temp files
+    // (io::SpillFile), one per thread up to kMaxSpillFiles, so that the threads write them side by
+    // side; 0 for one chunk, which spills nothing.
     std::size_t spill_files = 0;
 
     // Merge.

@@ -381,7 +381,8 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         throw std::invalid_argument("--spill-io direct: the file system of '" + input.tmp_dir +
                                     "' (--tmp-dir) does not do direct I/O");
     const bool spills = !plan.one_chunk && !plan.runs_kept_in_memory;
-    if (spills) plan.spill_files = std::min<std::size_t>(plan.threads, kMaxSpillFiles);
+    // Runs kept in memory still spill what an intermediate merge pass writes.
+    if (!plan.one_chunk) plan.spill_files = std::min<std::size_t>(plan.threads, kMaxSpillFiles);
     bool direct = spills && input.spill_io == SpillIo::direct;
     if (spills && input.spill_io == SpillIo::automatic && input.direct_io_possible && plan.size_known &&
         input.page_cache_bytes) {
