@@ -192,7 +192,7 @@ TEST(Distributed, PartitionedOutputsConcatenateToTheSortedWhole) {
         ASSERT_EQ(r.status(), 0) << r.err;
         std::string whole;
         for (int rank = 0; rank < ranks; ++rank) {
-            char suffix[8];
+            char suffix[16];
             std::snprintf(suffix, sizeof suffix, ".%05d", rank);
             const std::string name = dir / ("part" + std::string(suffix));
             const Result check = run(GPUSORT_CHECK_BIN, {name});
