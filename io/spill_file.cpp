@@ -23,8 +23,9 @@ SpillFile::SpillFile(const std::string& folder, std::size_t stripes, std::size_t
     }
 }
 
-// Freeing the pages of a file is most of the time it takes to close it (16 GiB of runs in the page
-// cache took several seconds on the GPU machine): the stripes are closed side by side.
+// Closing a large temp file frees its pages and its blocks, which takes seconds: on the GPU machine
+// 16 stripes of 1 GiB took 8.2-8.6 s closed one by one and 5-6 s side by side (one file of 16 GiB
+// took 4.5-4.8 s), so they are closed side by side.
 SpillFile::~SpillFile() {
     if (stripes_.size() < 2) return;
     tbb::parallel_for(std::size_t{0}, stripes_.size(), [this](std::size_t s) { File closed = std::move(stripes_[s]); });
