@@ -363,7 +363,9 @@ TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
 // parts of the u64 records (4 bytes each) exceed a quarter of the 8 MiB on 1 rank, so there the
 // exchange classifies its records again, and the records received exceed half of it, so they go to
 // a temp file; on 2 to 4 ranks, and for the gensort records, the exchange takes the parts kept from
-// the counting pass and the records received stay in memory.
+// the counting pass and the records received stay in memory. A range of at most 2 MiB (a quarter of
+// the budget: the u64 on 4 ranks, the gensort records on 3 and 4) is kept from the counting pass
+// too, and the exchange takes its blocks from there; the others read theirs again.
 TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     ScratchDir dir;
     gen({"--count", "1000003", "--dist", "few-unique", "--seed", "15", dir / "in"});

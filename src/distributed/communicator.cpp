@@ -59,22 +59,24 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
     return out;
 }
 
-void Communicator::exchange(std::vector<Piece>& to, std::vector<Piece>& from) const {
+void Communicator::exchange(const std::vector<Piece>& to, const Landing& land) const {
     const auto ranks = static_cast<std::size_t>(size_);
     std::vector<std::uint64_t> send_sizes(ranks), receive_sizes(ranks);
     for (std::size_t d = 0; d < ranks; ++d) send_sizes[d] = to.at(d).size();
     check(MPI_Alltoall(send_sizes.data(), 1, MPI_UINT64_T, receive_sizes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
           "MPI_Alltoall");
-    from.resize(ranks);
     const auto self = static_cast<std::size_t>(rank_);
-    std::swap(from[self], to[self]);
+    // Every landing place first: a throwing land() leaves no receive posted.
+    std::vector<std::byte*> into(ranks, nullptr);
+    for (std::size_t s = 0; s < ranks; ++s)
+        if (s != self) into[s] = land(static_cast<int>(s), receive_sizes[s]);
     std::vector<MPI_Request> requests;
     for (std::size_t s = 0; s < ranks; ++s) {
         if (s == self) continue;
-        from[s].resize(static_cast<std::size_t>(receive_sizes[s]));
-        for (std::size_t at = 0; at < from[s].size(); at += kMaxMessage) {
+        const std::uint64_t size = receive_sizes[s];
+        for (std::uint64_t at = 0; at < size; at += kMaxMessage) {
             requests.emplace_back();
-            check(MPI_Irecv(from[s].data() + at, static_cast<int>(std::min(kMaxMessage, from[s].size() - at)), MPI_BYTE,
+            check(MPI_Irecv(into[s] + at, static_cast<int>(std::min<std::uint64_t>(kMaxMessage, size - at)), MPI_BYTE,
                             static_cast<int>(s), 0, MPI_COMM_WORLD, &requests.back()),
                   "MPI_Irecv");
         }

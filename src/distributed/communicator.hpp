@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <new>
 #include <span>
@@ -62,12 +63,13 @@ public:
     std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine) const;
     // `text` from rank `root` to every rank.
     std::string broadcast(const std::string& text, int root) const;
-    // One round of the exchange: to[d] goes to rank d, and from[s] becomes what rank s sent here
-    // (this rank's own piece is swapped with from[rank], not copied). Any size: pieces above 1 GiB
-    // go as several messages. from's buffers are resized in place, uninitialised, so that rounds
-    // that reuse them allocate (and the kernel zeroes) no fresh memory and nothing is zeroed before it
-    // is received; what `to` holds afterwards is unspecified.
-    void exchange(std::vector<Piece>& to, std::vector<Piece>& from) const;
+    // Where the piece that rank `source` sends in a round lands: `bytes` bytes at the address
+    // returned, which stays valid until the round ends.
+    using Landing = std::function<std::byte*(int source, std::uint64_t bytes)>;
+    // One round of the exchange: to[d] goes to rank d (d other than this rank; to[rank] is left
+    // alone), and what rank s sends here is received where land(s, its size) says, straight from
+    // MPI (nothing is copied on this side). Any size: pieces above 1 GiB go as several messages.
+    void exchange(const std::vector<Piece>& to, const Landing& land) const;
     // Ends a step: `failure` is this rank's (empty: it went well). Throws RankError with the failure
     // of the lowest failing rank on every rank when any failed.
     void agree(const std::string& failure) const;

@@ -103,11 +103,11 @@ void count_parts(std::span<const std::uint32_t> parts, std::vector<std::uint64_t
         for (std::size_t part = 0; part < counts.size(); ++part) counts[part] += mine[part];
 }
 
-// The records of `block` by part into to[part], each part's in block order: a counting sort, on all
-// threads (each slice of the block counts its records per part, then copies them to their places).
-// The buffers of `to` are resized in place, so that a round reuses the memory of the one before.
+// The records of `block` by part, each part's in block order, to where place(part, bytes) says: a
+// counting sort on all threads (each slice of the block counts its records per part, then copies
+// them to their places).
 void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> parts, std::size_t part_count,
-             std::size_t width, std::vector<Piece>& to) {
+             std::size_t width, const std::function<std::byte*(std::size_t part, std::uint64_t bytes)>& place) {
     constexpr std::size_t kSlice = 1 << 16;  // records
     const std::size_t slices = (parts.size() + kSlice - 1) / kSlice;
     std::vector<std::uint64_t> at(slices * part_count, 0);  // at[slice * part_count + part]: records before
@@ -115,7 +115,7 @@ void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> pa
         for (std::size_t i = slice * kSlice; i < std::min(parts.size(), (slice + 1) * kSlice); ++i)
             ++at[slice * part_count + parts[i]];
     });
-    to.resize(part_count);
+    std::vector<std::byte*> into(part_count);
     for (std::size_t part = 0; part < part_count; ++part) {
         std::uint64_t total = 0;
         for (std::size_t slice = 0; slice < slices; ++slice) {
@@ -123,12 +123,12 @@ void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> pa
             at[slice * part_count + part] = total;
             total += n;
         }
-        to[part].resize(static_cast<std::size_t>(total * width));
+        into[part] = place(part, total * width);
     }
     tbb::parallel_for(std::size_t{0}, slices, [&](std::size_t slice) {
         for (std::size_t i = slice * kSlice; i < std::min(parts.size(), (slice + 1) * kSlice); ++i) {
             std::uint64_t& next = at[slice * part_count + parts[i]];
-            std::memcpy(to[parts[i]].data() + next * width, block.data() + i * width, width);
+            std::memcpy(into[parts[i]] + next * width, block.data() + i * width, width);
             ++next;
         }
     });
@@ -225,26 +225,37 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     end_step(report.step_seconds.samples);
 
     // 3. The counted exchange: every record of the range goes to the rank of its part.
-    // The memory budget of this rank, read once: the blocks, the kept parts and the received part
-    // are all sized from it.
+    // The memory budget of this rank, read once: the blocks, the kept range and parts, and the
+    // received part are all sized from it.
     const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
     const std::uint64_t block_records = block_bytes(budget, p, width) / width;
     const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
     // The part of every record of the range is kept from the counting pass when the parts take at
     // most a quarter of the memory budget (the blocks of the exchange take at most half): the
-    // exchange then reads the records again but does not classify them again.
+    // exchange then does not classify the records again. The records of the range are kept too
+    // when they take at most a quarter of it: then INPUT is read once.
     const bool keep_parts = records * sizeof(std::uint32_t) <= budget / 4;
+    const bool keep_range = records * width <= budget / 4;
     std::unique_ptr<std::uint32_t[]> range_parts;
-    Piece block;
+    io::HostBuffer range_bytes;                    // the range's records, when kept
+    Piece block_bytes_read;                        // the block's records, when the range's are not kept
+    std::span<const std::byte> block;              // the records of the block
     std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
     std::span<const std::uint32_t> parts;          // of the records of the block
-    // Reads block `round` of this rank's range and finds the part of each of its records (or takes
-    // the parts kept from the counting pass).
+    // Reads block `round` of this rank's range (or takes it from the range kept in the counting
+    // pass) and finds the part of each of its records (or takes the parts kept then).
     auto read_block = [&](std::uint64_t round, bool counting) {
         const std::uint64_t at = round * block_records;
         const std::size_t n = static_cast<std::size_t>(std::min(block_records, records - at));
-        block.resize(n * width);
-        input.read((first + at) * width, block);
+        if (keep_range) {
+            const std::span<std::byte> bytes(range_bytes.data() + at * width, n * width);
+            if (counting) input.read((first + at) * width, bytes);
+            block = bytes;
+        } else {
+            block_bytes_read.resize(n * width);
+            input.read((first + at) * width, block_bytes_read);
+            block = block_bytes_read;
+        }
         const std::span<std::uint32_t> place(keep_parts ? range_parts.get() + at : block_parts.get(), n);
         if (counting || !keep_parts) finder->find(block, first + at, place);
         parts = place;
@@ -253,6 +264,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     ProgressCounters* const progress = sort.progress;  // rank 0's, when it draws the progress line
     if (progress) progress->start_phase(ProgressPhase::reading, records * width);
     step([&] {
+        if (keep_range) range_bytes = io::HostBuffer(static_cast<std::size_t>(records * width));
         if (keep_parts)
             range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
         else
@@ -305,36 +317,57 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::uint64_t rounds = 0;
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
-    // The buffers of what is sent and received, reused from round to round.
+    // The buffers of what is sent (and, for a part in a temp file, received), reused from round to
+    // round. A part in memory takes this rank's own records and what the others send straight into
+    // place.
     std::vector<Piece> to(static_cast<std::size_t>(p)), from(static_cast<std::size_t>(p));
+    std::vector<std::uint64_t> landed(static_cast<std::size_t>(p), 0);  // bytes from each source this round
+    auto land = [&](int source, std::uint64_t bytes) -> std::byte* {
+        const auto s = static_cast<std::size_t>(source);
+        landed[s] = bytes;
+        if (received_memory) {
+            if (cursor[s] + bytes > received_memory->size())
+                throw std::logic_error("gpusort-mpi: rank " + std::to_string(source) + " sent more than it counted");
+            return received_memory->data() + cursor[s];
+        }
+        Piece& piece = source == rank ? to[s] : from[s];
+        piece.resize(static_cast<std::size_t>(bytes));
+        return piece.data();
+    };
     for (std::uint64_t round = 0; round < rounds; ++round) {
         for (auto& piece : to) piece.clear();
+        std::fill(landed.begin(), landed.end(), 0);
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
         step([&] {
             if (round >= my_rounds) return;
             read_block(round, false);
-            scatter(block, parts, static_cast<std::size_t>(p), width, to);
+            scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part, std::uint64_t bytes) -> std::byte* {
+                if (part == static_cast<std::size_t>(rank)) return land(rank, bytes);
+                to[part].resize(static_cast<std::size_t>(bytes));
+                return to[part].data();
+            });
             if (progress) progress->add(block.size());
         });
         for (int d = 0; d < p; ++d)
             if (d != rank) report.exchange_bytes_sent += to[static_cast<std::size_t>(d)].size();
         const auto transfer_start = Clock::now();
-        ranks.exchange(to, from);
+        ranks.exchange(to, land);
         report.step_seconds.transfer += seconds_since(transfer_start);
         step([&] {
             for (int s = 0; s < p; ++s) {
-                const auto& piece = from[static_cast<std::size_t>(s)];
-                std::uint64_t& at = cursor[static_cast<std::size_t>(s)];
-                if (received_memory)
-                    io::copy_parallel(received_memory->data() + at, piece);
-                else
-                    io::write_parallel(*received, at, piece);
-                at += piece.size();
+                const auto source = static_cast<std::size_t>(s);
+                if (!received_memory) {
+                    const Piece& piece = s == rank ? to[source] : from[source];
+                    io::write_parallel(*received, cursor[source], piece);
+                }
+                cursor[source] += landed[source];
             }
         });
     }
     ranks.agree(step.failure());
     input = InputFiles();
+    range_bytes = io::HostBuffer();
+    block_bytes_read = Piece();
     range_parts.reset();
     block_parts.reset();
     to.clear();
