@@ -1,6 +1,6 @@
-// distributed_sort: samples and splitters, the counted exchange into a temp file, and the sort of
-// each part with sort_file straight into its place in OUTPUT (with --unique, into a temp file, whose
-// kept records are then copied there).
+// distributed_sort: samples and splitters, the counted exchange into memory or a temp file, and
+// the sort of each part with sort_file straight into its place in OUTPUT (with --unique, into a
+// temp file, whose kept records are then copied there).
 #include "src/distributed/distributed_sort.hpp"
 
 #include "gpusort/compression.hpp"
@@ -12,6 +12,7 @@
 #include "io/temp_file.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
+#include "src/distributed/step.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -58,24 +59,6 @@ std::string temp_folder(const SortOptions& sort) {
     const std::string folder = io::parent_folder(io::follow_links(sort.output));
     return folder.empty() ? "." : folder;
 }
-
-// Runs the work of one step unless an earlier one failed; keeps the failure for agree().
-class Step {
-public:
-    void operator()(const std::function<void()>& work) {
-        if (!failure_.empty()) return;
-        try {
-            work();
-        } catch (const std::exception& e) {
-            failure_ = e.what();
-            if (failure_.empty()) failure_ = "unknown error";
-        }
-    }
-    const std::string& failure() const { return failure_; }
-
-private:
-    std::string failure_;
-};
 
 // Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`, in large pieces, each read
 // and written on all threads, and counted in `progress` (when set).
