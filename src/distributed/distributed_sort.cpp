@@ -300,22 +300,22 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::uint64_t rounds = 0;
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
-    // The buffers of what is sent (and, for a part in a temp file, received), reused from round to
-    // round. A part in memory takes this rank's own records and what the others send straight into
-    // place.
+    // The buffers of what is sent to[d] and, for a part in a temp file, received from[s] (this
+    // rank's own records included), reused from round to round. A part in memory takes this rank's
+    // own records and what the others send straight into place.
     std::vector<Piece> to(static_cast<std::size_t>(p)), from(static_cast<std::size_t>(p));
+    auto resized = [](Piece& piece, std::uint64_t bytes) {
+        piece.resize(static_cast<std::size_t>(bytes));
+        return piece.data();
+    };
     std::vector<std::uint64_t> landed(static_cast<std::size_t>(p), 0);  // bytes from each source this round
     auto land = [&](int source, std::uint64_t bytes) -> std::byte* {
         const auto s = static_cast<std::size_t>(source);
         landed[s] = bytes;
-        if (received_memory) {
-            if (cursor[s] + bytes > received_memory->size())
-                throw std::logic_error("gpusort-mpi: rank " + std::to_string(source) + " sent more than it counted");
-            return received_memory->data() + cursor[s];
-        }
-        Piece& piece = source == rank ? to[s] : from[s];
-        piece.resize(static_cast<std::size_t>(bytes));
-        return piece.data();
+        if (!received_memory) return resized(from[s], bytes);
+        if (cursor[s] + bytes > received_memory->size())
+            throw std::logic_error("rank " + std::to_string(source) + " sent more than it counted");
+        return received_memory->data() + cursor[s];
     };
     for (std::uint64_t round = 0; round < rounds; ++round) {
         for (auto& piece : to) piece.clear();
@@ -324,10 +324,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             if (round >= my_rounds) return;
             read_block(round, false);
-            scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part, std::uint64_t bytes) -> std::byte* {
-                if (part == static_cast<std::size_t>(rank)) return land(rank, bytes);
-                to[part].resize(static_cast<std::size_t>(bytes));
-                return to[part].data();
+            scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part, std::uint64_t bytes) {
+                return part == static_cast<std::size_t>(rank) ? land(rank, bytes) : resized(to[part], bytes);
             });
             if (progress) progress->add(block.size());
         });
@@ -339,10 +337,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             for (int s = 0; s < p; ++s) {
                 const auto source = static_cast<std::size_t>(s);
-                if (!received_memory) {
-                    const Piece& piece = s == rank ? to[source] : from[source];
-                    io::write_parallel(*received, cursor[source], piece);
-                }
+                if (!received_memory) io::write_parallel(*received, cursor[source], from[source]);
                 cursor[source] += landed[source];
             }
         });
