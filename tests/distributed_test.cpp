@@ -375,3 +375,48 @@ TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     expect_same_as_one_process(dir, dir / "in.dat", {"--format", "gensort", "--memory", "8M"}, {"--format", "gensort"},
                                "gensort in 8 MiB");
 }
+
+// The ranks of one host write each other's records straight into their parts in shared memory; with
+// --exchange messages, or where a part is in a temp file, the records go by MPI messages. Each way
+// gives the bytes of one process, and --stats says which it took and how much went each way.
+TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
+    ScratchDir dir;
+    gen({"--count", "1000003", "--dist", "zipf", "--seed", "17", dir / "in"});
+    const Result one = file_sort({dir / "in", dir / "one"});
+    ASSERT_EQ(one.status(), 0) << one.err;
+    const std::string expected = read_text(dir / "one");
+    struct Case {
+        std::vector<std::string> options;
+        std::string exchange;  // what --stats says
+        bool shared_parts;     // the records cross in shared memory
+    };
+    // 8 MB of records on 3 ranks: a part of about 2.7 MB, in memory within 8 MiB (half of it) and
+    // in a temp file within 4 MiB.
+    for (const Case& c : {Case{{"--memory", "8M"}, "shared", true}, Case{{"--memory", "8M", "--exchange", "messages"}, "messages", false},
+                          Case{{"--memory", "4M"}, "shared", false}, Case{{"--memory", "4M", "--exchange=messages"}, "messages", false}}) {
+        std::string what;
+        for (const std::string& option : c.options) what += option + " ";
+        std::vector<std::string> args = c.options;
+        args.insert(args.end(), {"--stats", "-", dir / "in", dir / "many"});
+        const Result r = mpi_sort(3, args);
+        ASSERT_EQ(r.status(), 0) << what << r.err;
+        EXPECT_TRUE(read_text(dir / "many") == expected) << what << "not the same bytes";
+        ::unlink((dir / "many").c_str());
+        const auto stats = stats_of(r.err);
+        EXPECT_EQ(stats.get<std::string>("exchange"), c.exchange) << what;
+        for (const auto& [_, rank] : stats.get_child("per_rank")) {
+            const auto sent = rank.get<std::uint64_t>("exchange_bytes_sent");
+            const auto shared = rank.get<std::uint64_t>("shared_bytes_sent");
+            EXPECT_GT(sent, 1000000u) << what;  // about two thirds of a third of 8 MB
+            if (c.shared_parts)
+                EXPECT_EQ(shared, sent) << what;
+            else
+                EXPECT_EQ(shared, 0u) << what;
+        }
+    }
+    // A way that is neither is a bad command line.
+    const Result r = mpi_sort(2, {"--exchange", "carrier-pigeon", dir / "in", dir / "many"});
+    EXPECT_EQ(r.status(), 2) << r.err;
+    EXPECT_NE(r.err.find("--exchange takes shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "many"));
+}

@@ -23,10 +23,33 @@ void check(int code, const char* what) {
 
 }  // namespace
 
-Communicator::Communicator() {
+struct Communicator::Host {
+    MPI_Comm comm = MPI_COMM_NULL;  // the ranks of this host; its errors are returned, not fatal
+    std::vector<int> rank_of;       // rank_of[world rank]: its rank in `comm`, or -1 on another host
+};
+
+Communicator::Communicator() : host_(std::make_unique<Host>()) {
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_->comm),
+          "MPI_Comm_split_type");
+    check(MPI_Comm_set_errhandler(host_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    MPI_Group world = MPI_GROUP_NULL, host = MPI_GROUP_NULL;
+    check(MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group");
+    check(MPI_Comm_group(host_->comm, &host), "MPI_Comm_group");
+    std::vector<int> all(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) all[static_cast<std::size_t>(r)] = r;
+    host_->rank_of.resize(all.size());
+    check(MPI_Group_translate_ranks(world, size_, all.data(), host, host_->rank_of.data()), "MPI_Group_translate_ranks");
+    for (int& r : host_->rank_of)
+        if (r == MPI_UNDEFINED) r = -1;
+    MPI_Group_free(&world);
+    MPI_Group_free(&host);
 }
+
+Communicator::~Communicator() { MPI_Comm_free(&host_->comm); }
+
+bool Communicator::on_this_host(int rank) const { return host_->rank_of.at(static_cast<std::size_t>(rank)) >= 0; }
 
 std::vector<std::byte> Communicator::all_gather(std::span<const std::byte> mine) const {
     const std::uint64_t my_size = mine.size();
@@ -97,6 +120,62 @@ void Communicator::agree(const std::string& failure) const {
     check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
     if (first == size_) return;
     throw RankError(first, broadcast(failure, first));
+}
+
+struct SharedMemory::Window {
+    MPI_Win win = MPI_WIN_NULL;
+};
+
+SharedMemory::SharedMemory(const Communicator& ranks, std::uint64_t bytes)
+    : ranks_(ranks), window_(std::make_unique<Window>()), regions_(static_cast<std::size_t>(ranks.size())) {
+    // Each rank's region on its own pages, so that each is faulted in where it is first written.
+    MPI_Info info = MPI_INFO_NULL;
+    check(MPI_Info_create(&info), "MPI_Info_create");
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    void* base = nullptr;
+    const int code = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, ranks.host_->comm, &base, &window_->win);
+    MPI_Info_free(&info);
+    std::string failure;
+    if (code != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0;
+        MPI_Error_string(code, text, &length);
+        failure = std::string(text, static_cast<std::size_t>(length));
+        window_->win = MPI_WIN_NULL;
+    } else if (MPI_Win_lock_all(MPI_MODE_NOCHECK, window_->win) != MPI_SUCCESS) {
+        failure = "MPI_Win_lock_all failed";
+        MPI_Win_free(&window_->win);
+    }
+    int ok = failure.empty() ? 1 : 0;
+    check(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    if (!ok) {
+        if (window_->win != MPI_WIN_NULL) {
+            MPI_Win_unlock_all(window_->win);
+            MPI_Win_free(&window_->win);
+        }
+        throw std::runtime_error(failure.empty() ? "another host could not share " + std::to_string(bytes) + " bytes" : failure);
+    }
+    for (int r = 0; r < ranks.size(); ++r) {
+        const int host_rank = ranks.host_->rank_of[static_cast<std::size_t>(r)];
+        if (host_rank < 0) continue;
+        MPI_Aint size = 0;
+        int unit = 0;
+        void* region = nullptr;
+        check(MPI_Win_shared_query(window_->win, host_rank, &size, &unit, &region), "MPI_Win_shared_query");
+        if (size > 0) regions_[static_cast<std::size_t>(r)] = {static_cast<std::byte*>(region), static_cast<std::size_t>(size)};
+    }
+}
+
+SharedMemory::~SharedMemory() {
+    if (window_->win == MPI_WIN_NULL) return;
+    MPI_Win_unlock_all(window_->win);
+    MPI_Win_free(&window_->win);
+}
+
+void SharedMemory::publish() const {
+    check(MPI_Win_sync(window_->win), "MPI_Win_sync");
+    check(MPI_Barrier(ranks_.host_->comm), "MPI_Barrier");
+    check(MPI_Win_sync(window_->win), "MPI_Win_sync");
 }
 
 }  // namespace gpusort::distributed

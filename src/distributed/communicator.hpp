@@ -53,9 +53,14 @@ private:
 
 class Communicator {
 public:
-    Communicator();  // MPI must be initialised
+    Communicator();  // MPI must be initialised, and still be when this ends
+    ~Communicator();
+    Communicator(const Communicator&) = delete;
+    Communicator& operator=(const Communicator&) = delete;
     int rank() const { return rank_; }
     int size() const { return size_; }
+    // Whether `rank` runs on this rank's host (its memory can be shared with this rank).
+    bool on_this_host(int rank) const;
 
     // Every rank's `mine`, one after the other in rank order (sizes may differ between ranks).
     std::vector<std::byte> all_gather(std::span<const std::byte> mine) const;
@@ -75,8 +80,37 @@ public:
     void agree(const std::string& failure) const;
 
 private:
+    friend class SharedMemory;
+    struct Host;  // the ranks of this host, as MPI sees them
     int rank_ = 0;
     int size_ = 1;
+    std::unique_ptr<Host> host_;
+};
+
+// Memory that the ranks of each host share: every rank's own region of an MPI shared-memory window
+// over the ranks of its host (MPI_Win_allocate_shared). A rank writes into the regions of the
+// others of its host with plain stores, on all its threads: no message, and no copy by MPI.
+// publish() makes every rank's writes seen by the others of its host. Made and freed by every rank
+// of the job at once (collective), each with the size of its own region (it may be 0).
+class SharedMemory {
+public:
+    // Throws std::runtime_error on every rank when any host could not share the memory (the
+    // window is then freed wherever it was made).
+    SharedMemory(const Communicator& ranks, std::uint64_t bytes);
+    ~SharedMemory();
+    SharedMemory(const SharedMemory&) = delete;
+    SharedMemory& operator=(const SharedMemory&) = delete;
+    // The region of `rank`, empty when it is on another host (or asked for none).
+    std::span<std::byte> of(int rank) const { return regions_.at(static_cast<std::size_t>(rank)); }
+    // After every rank of the job has written what it writes: all of it is seen by the ranks of
+    // each host (collective).
+    void publish() const;
+
+private:
+    struct Window;
+    const Communicator& ranks_;
+    std::unique_ptr<Window> window_;
+    std::vector<std::span<std::byte>> regions_;
 };
 
 }  // namespace gpusort::distributed

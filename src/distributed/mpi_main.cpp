@@ -1,6 +1,6 @@
 // gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
-// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned and --input-list FILE (in place of
-// INPUT). Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
+// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned, --input-list FILE (in place of
+// INPUT) and --exchange shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
@@ -27,6 +27,27 @@ using namespace gpusort;
 using namespace gpusort::distributed;
 
 namespace {
+
+// Takes `--NAME VALUE` or `--NAME=VALUE` out of `args`: its value, if given (once at most).
+std::optional<std::string> take_option(std::vector<std::string>& args, const std::string& name) {
+    std::vector<std::string> values;
+    for (std::size_t i = 0; i < args.size();) {
+        if (args[i] == name) {
+            if (i + 1 == args.size()) throw std::invalid_argument(name + " needs a value");
+            values.push_back(args[i + 1]);
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        } else if (args[i].rfind(name + "=", 0) == 0) {
+            values.push_back(args[i].substr(name.size() + 1));
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            ++i;
+        }
+    }
+    if (values.size() > 1) throw std::invalid_argument(name + " is given more than once");
+    if (values.empty()) return std::nullopt;
+    if (values[0].empty()) throw std::invalid_argument(name + " needs a value");
+    return values[0];
+}
 
 // This rank's index among the ranks of its host, and their number, as the launcher says them.
 int local_rank() {
@@ -81,8 +102,10 @@ std::string rank_json(const DistributedReport& report, int rank) {
     out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"part_records\": " << part
         << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
+        << ", \"shared_bytes_sent\": " << report.shared_bytes_sent
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
-        << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
+        << ", \"transfer_gb_per_s\": "
+        << (t.transfer > 0 ? (report.exchange_bytes_sent - report.shared_bytes_sent) / t.transfer / 1e9 : 0)
         << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
         << ", \"exchange\": " << t.exchange << ", \"transfer\": " << t.transfer << ", \"sort\": " << t.sort
         << ", \"output\": " << t.output
@@ -99,6 +122,7 @@ std::string stats_json(const DistributedReport& report, const std::vector<std::s
     out << "{\n"
         << "  \"ranks\": " << report.part_records.size() << ",\n"
         << "  \"splitters\": " << report.splitters << ",\n"
+        << "  \"exchange\": \"" << (report.shared_memory ? "shared" : "messages") << "\",\n"
         << "  \"part_records\": " << parts << "],\n"
         << "  \"imbalance\": " << report.imbalance << ",\n"
         << "  \"output_records\": " << report.output_records << ",\n"
@@ -127,24 +151,14 @@ int main(int argc, char** argv) {
         CliCommand command;
         try {
             // --input-list LIST stands in for INPUT: LIST becomes the first operand, read as a list.
-            std::vector<std::string> lists;
-            for (std::size_t i = 0; i < args.size();) {
-                if (args[i] == "--input-list") {
-                    if (i + 1 == args.size()) throw std::invalid_argument("--input-list needs a FILE");
-                    lists.push_back(args[i + 1]);
-                    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
-                } else if (args[i].rfind("--input-list=", 0) == 0) {
-                    lists.push_back(args[i].substr(13));
-                    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-                } else {
-                    ++i;
-                }
-            }
-            if (lists.size() > 1) throw std::invalid_argument("--input-list is given more than once");
-            if (!lists.empty()) {
-                if (lists[0].empty()) throw std::invalid_argument("--input-list needs a FILE");
+            if (const auto list = take_option(args, "--input-list")) {
                 options.input_list = true;
-                args.insert(args.begin(), lists[0]);
+                args.insert(args.begin(), *list);
+            }
+            if (const auto exchange = take_option(args, "--exchange")) {
+                if (*exchange == "messages") options.exchange = Exchange::messages;
+                else if (*exchange != "shared")
+                    throw std::invalid_argument("--exchange takes shared or messages, not '" + *exchange + "'");
             }
             io::install_signal_cleanup();
             try {
@@ -163,6 +177,8 @@ int main(int argc, char** argv) {
             if (speaker)
                 std::cout << "Usage: mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] INPUT OUTPUT\n"
                              "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
+                             "The ranks of one host write each other's records straight into their shared memory; with\n"
+                             "--exchange messages, every record goes by MPI messages (as between hosts).\n"
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
                              "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
                              "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"
