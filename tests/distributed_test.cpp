@@ -414,6 +414,25 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
                 EXPECT_EQ(shared, 0u) << what;
         }
     }
+    // Where Open MPI's windows would not fit (here: their folder is missing), the ranks say so and
+    // send messages instead; an Open MPI that tried would leave all ranks but one waiting for ever.
+    const std::string missing = dir / "missing";
+    const Result no_room = run(GPUSORT_MPIEXEC,
+                               {"--oversubscribe", "-n", "3", GPUSORT_MPI_BIN, "--backend", "cpu", "--threads", "1", "--memory",
+                                "8M", "--stats", "-", dir / "in", dir / "many"},
+                               [&] {
+                                   allow_mpirun();
+                                   ::setenv("OMPI_MCA_osc_sm_backing_directory", missing.c_str(), 1);
+                               });
+    ASSERT_EQ(no_room.status(), 0) << no_room.err;
+    EXPECT_NE(no_room.err.find("gpusort-mpi: rank 0: note: the ranks could not share memory (cannot read the free space of '" +
+                               missing + "'"),
+              std::string::npos)
+        << no_room.err;
+    EXPECT_EQ(count_lines_from_us(no_room.err), 1) << no_room.err;
+    EXPECT_EQ(stats_of(no_room.err.substr(no_room.err.find('{'))).get<std::string>("exchange"), "messages");
+    EXPECT_TRUE(read_text(dir / "many") == expected) << "no room: not the same bytes";
+    ::unlink((dir / "many").c_str());
     // A way that is neither is a bad command line.
     const Result r = mpi_sort(2, {"--exchange", "carrier-pigeon", dir / "in", dir / "many"});
     EXPECT_EQ(r.status(), 2) << r.err;

@@ -3,8 +3,12 @@
 
 #include <mpi.h>
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 
 namespace gpusort::distributed {
 
@@ -19,6 +23,41 @@ void check(int code, const char* what) {
     int length = 0;
     MPI_Error_string(code, text, &length);
     throw std::runtime_error(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+// The folder of the files behind Open MPI's shared-memory windows (its osc_sm_backing_directory,
+// read through the MPI tool interface), /dev/shm where it does not say.
+std::string window_folder() {
+    std::string folder = "/dev/shm";
+    int provided = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return folder;
+    int index = 0;
+    MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
+    int count = 0;
+    if (MPI_T_cvar_get_index("osc_sm_backing_directory", &index) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+        std::vector<char> text(static_cast<std::size_t>(std::max(count, 0)) + 1, '\0');
+        if (MPI_T_cvar_read(handle, text.data()) == MPI_SUCCESS && text[0] != '\0') folder = text.data();
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return folder;
+}
+
+// Why the ranks of this host cannot share `host_bytes` bytes in all (empty: they can). Open MPI
+// makes a window's memory one file in its folder, and where that file does not fit, one rank's
+// call fails while the others wait for it for ever: so the room is checked first. Each rank's
+// region is rounded up to whole pages, with some of Open MPI's own per rank.
+std::string no_room_for(std::uint64_t host_bytes, int host_ranks) {
+    const std::string folder = window_folder();
+    struct statvfs room {};
+    if (::statvfs(folder.c_str(), &room) != 0)
+        return "cannot read the free space of '" + folder + "': " + std::strerror(errno);
+    const std::uint64_t free_bytes = static_cast<std::uint64_t>(room.f_bavail) * room.f_frsize;
+    const std::uint64_t needed = host_bytes + static_cast<std::uint64_t>(host_ranks) * (std::uint64_t{3} << 21);
+    if (needed <= free_bytes) return {};
+    return "the ranks of this host need " + std::to_string(needed >> 20) + " MiB of shared memory, and '" + folder +
+           "' has " + std::to_string(free_bytes >> 20) + " MiB free";
 }
 
 }  // namespace
@@ -128,23 +167,36 @@ struct SharedMemory::Window {
 
 SharedMemory::SharedMemory(const Communicator& ranks, std::uint64_t bytes)
     : ranks_(ranks), window_(std::make_unique<Window>()), regions_(static_cast<std::size_t>(ranks.size())) {
-    // Each rank's region on its own pages, so that each is faulted in where it is first written.
-    MPI_Info info = MPI_INFO_NULL;
-    check(MPI_Info_create(&info), "MPI_Info_create");
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void* base = nullptr;
-    const int code = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, ranks.host_->comm, &base, &window_->win);
-    MPI_Info_free(&info);
-    std::string failure;
-    if (code != MPI_SUCCESS) {
-        char text[MPI_MAX_ERROR_STRING];
-        int length = 0;
-        MPI_Error_string(code, text, &length);
-        failure = std::string(text, static_cast<std::size_t>(length));
-        window_->win = MPI_WIN_NULL;
-    } else if (MPI_Win_lock_all(MPI_MODE_NOCHECK, window_->win) != MPI_SUCCESS) {
-        failure = "MPI_Win_lock_all failed";
-        MPI_Win_free(&window_->win);
+    std::uint64_t host_bytes = 0;
+    int host_ranks = 0;
+    check(MPI_Allreduce(&bytes, &host_bytes, 1, MPI_UINT64_T, MPI_SUM, ranks.host_->comm), "MPI_Allreduce");
+    check(MPI_Comm_size(ranks.host_->comm, &host_ranks), "MPI_Comm_size");
+    // The first rank of the host judges the room for all of them: they all make the window, or none.
+    int host_rank = 0;
+    check(MPI_Comm_rank(ranks.host_->comm, &host_rank), "MPI_Comm_rank");
+    std::string failure = host_rank == 0 ? no_room_for(host_bytes, host_ranks) : std::string();
+    int room = failure.empty() ? 1 : 0;
+    check(MPI_Bcast(&room, 1, MPI_INT, 0, ranks.host_->comm), "MPI_Bcast");
+    if (!room && failure.empty()) failure = "the first rank of this host found no room for shared memory";
+    if (room) {
+        // Each rank's region on its own pages, so that each is faulted in where it is first written.
+        MPI_Info info = MPI_INFO_NULL;
+        check(MPI_Info_create(&info), "MPI_Info_create");
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+        void* base = nullptr;
+        const int code =
+            MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, ranks.host_->comm, &base, &window_->win);
+        MPI_Info_free(&info);
+        if (code != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            int length = 0;
+            MPI_Error_string(code, text, &length);
+            failure = "MPI_Win_allocate_shared failed: " + std::string(text, static_cast<std::size_t>(length));
+            window_->win = MPI_WIN_NULL;
+        } else if (MPI_Win_lock_all(MPI_MODE_NOCHECK, window_->win) != MPI_SUCCESS) {
+            failure = "MPI_Win_lock_all failed";
+            MPI_Win_free(&window_->win);
+        }
     }
     int ok = failure.empty() ? 1 : 0;
     check(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
@@ -153,7 +205,7 @@ SharedMemory::SharedMemory(const Communicator& ranks, std::uint64_t bytes)
             MPI_Win_unlock_all(window_->win);
             MPI_Win_free(&window_->win);
         }
-        throw std::runtime_error(failure.empty() ? "another host could not share " + std::to_string(bytes) + " bytes" : failure);
+        throw std::runtime_error(failure.empty() ? "the ranks of another host could not share memory" : failure);
     }
     for (int r = 0; r < ranks.size(); ++r) {
         const int host_rank = ranks.host_->rank_of[static_cast<std::size_t>(r)];
