@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <sys/statvfs.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -121,38 +122,6 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
     return out;
 }
 
-void Communicator::exchange(const std::vector<Piece>& to, const Landing& land) const {
-    const auto ranks = static_cast<std::size_t>(size_);
-    std::vector<std::uint64_t> send_sizes(ranks), receive_sizes(ranks);
-    for (std::size_t d = 0; d < ranks; ++d) send_sizes[d] = to.at(d).size();
-    check(MPI_Alltoall(send_sizes.data(), 1, MPI_UINT64_T, receive_sizes.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
-          "MPI_Alltoall");
-    const auto self = static_cast<std::size_t>(rank_);
-    // Every landing place first: a throwing land() leaves no receive posted.
-    std::vector<std::byte*> into(ranks, nullptr);
-    for (std::size_t s = 0; s < ranks; ++s)
-        if (s != self) into[s] = land(static_cast<int>(s), receive_sizes[s]);
-    std::vector<MPI_Request> requests;
-    for (std::size_t s = 0; s < ranks; ++s) {
-        if (s == self) continue;
-        const std::uint64_t size = receive_sizes[s];
-        for (std::uint64_t at = 0; at < size; at += kMaxMessage) {
-            requests.emplace_back();
-            check(MPI_Irecv(into[s] + at, static_cast<int>(std::min<std::uint64_t>(kMaxMessage, size - at)), MPI_BYTE,
-                            static_cast<int>(s), 0, MPI_COMM_WORLD, &requests.back()),
-                  "MPI_Irecv");
-        }
-    }
-    for (std::size_t d = 0; d < ranks; ++d)
-        for (std::size_t at = 0; d != self && at < to[d].size(); at += kMaxMessage) {
-            requests.emplace_back();
-            check(MPI_Isend(to[d].data() + at, static_cast<int>(std::min(kMaxMessage, to[d].size() - at)), MPI_BYTE,
-                            static_cast<int>(d), 0, MPI_COMM_WORLD, &requests.back()),
-                  "MPI_Isend");
-        }
-    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-}
-
 void Communicator::agree(const std::string& failure) const {
     const int mine = failure.empty() ? size_ : rank_;
     int first = size_;
@@ -161,31 +130,32 @@ void Communicator::agree(const std::string& failure) const {
     throw RankError(first, broadcast(failure, first));
 }
 
-struct SharedMemory::Window {
+struct Exchange::Window {
     MPI_Win win = MPI_WIN_NULL;
 };
 
-SharedMemory::SharedMemory(const Communicator& ranks, std::uint64_t bytes)
-    : ranks_(ranks), window_(std::make_unique<Window>()), regions_(static_cast<std::size_t>(ranks.size())) {
+Exchange::Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool shared_memory)
+    : ranks_(ranks), window_(std::make_unique<Window>()), messages_(static_cast<std::size_t>(ranks.size())),
+      sizes_(static_cast<std::size_t>(ranks.size()), 0), offsets_(static_cast<std::size_t>(ranks.size()), 0) {
+    if (!shared_memory) return;  // the same on every rank: the same command line
+    MPI_Comm host = ranks.host_->comm;
     std::uint64_t host_bytes = 0;
-    int host_ranks = 0;
-    check(MPI_Allreduce(&bytes, &host_bytes, 1, MPI_UINT64_T, MPI_SUM, ranks.host_->comm), "MPI_Allreduce");
-    check(MPI_Comm_size(ranks.host_->comm, &host_ranks), "MPI_Comm_size");
+    int host_ranks = 0, host_rank = 0;
+    check(MPI_Allreduce(&round_bytes, &host_bytes, 1, MPI_UINT64_T, MPI_SUM, host), "MPI_Allreduce");
+    check(MPI_Comm_size(host, &host_ranks), "MPI_Comm_size");
+    check(MPI_Comm_rank(host, &host_rank), "MPI_Comm_rank");
     // The first rank of the host judges the room for all of them: they all make the window, or none.
-    int host_rank = 0;
-    check(MPI_Comm_rank(ranks.host_->comm, &host_rank), "MPI_Comm_rank");
     std::string failure = host_rank == 0 ? no_room_for(host_bytes, host_ranks) : std::string();
     int room = failure.empty() ? 1 : 0;
-    check(MPI_Bcast(&room, 1, MPI_INT, 0, ranks.host_->comm), "MPI_Bcast");
-    if (!room && failure.empty()) failure = "the first rank of this host found no room for shared memory";
+    check(MPI_Bcast(&room, 1, MPI_INT, 0, host), "MPI_Bcast");
+    if (!room && failure.empty()) failure = "the first rank of this host found no room for it";
     if (room) {
-        // Each rank's region on its own pages, so that each is faulted in where it is first written.
+        // Each rank's area on its own pages.
         MPI_Info info = MPI_INFO_NULL;
         check(MPI_Info_create(&info), "MPI_Info_create");
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
         void* base = nullptr;
-        const int code =
-            MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, ranks.host_->comm, &base, &window_->win);
+        const int code = MPI_Win_allocate_shared(static_cast<MPI_Aint>(round_bytes), 1, info, host, &base, &window_->win);
         MPI_Info_free(&info);
         if (code != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
@@ -205,29 +175,108 @@ SharedMemory::SharedMemory(const Communicator& ranks, std::uint64_t bytes)
             MPI_Win_unlock_all(window_->win);
             MPI_Win_free(&window_->win);
         }
-        throw std::runtime_error(failure.empty() ? "the ranks of another host could not share memory" : failure);
+        refused_ = failure.empty() ? "the ranks of another host could not share memory" : failure;
+        return;
     }
+    areas_.resize(static_cast<std::size_t>(ranks.size()));
     for (int r = 0; r < ranks.size(); ++r) {
-        const int host_rank = ranks.host_->rank_of[static_cast<std::size_t>(r)];
-        if (host_rank < 0) continue;
+        const int in_host = ranks.host_->rank_of[static_cast<std::size_t>(r)];
+        if (in_host < 0) continue;
         MPI_Aint size = 0;
         int unit = 0;
-        void* region = nullptr;
-        check(MPI_Win_shared_query(window_->win, host_rank, &size, &unit, &region), "MPI_Win_shared_query");
-        if (size > 0) regions_[static_cast<std::size_t>(r)] = {static_cast<std::byte*>(region), static_cast<std::size_t>(size)};
+        void* area = nullptr;
+        check(MPI_Win_shared_query(window_->win, in_host, &size, &unit, &area), "MPI_Win_shared_query");
+        areas_[static_cast<std::size_t>(r)] = {static_cast<std::byte*>(area), static_cast<std::size_t>(size)};
     }
 }
 
-SharedMemory::~SharedMemory() {
+Exchange::~Exchange() {
     if (window_->win == MPI_WIN_NULL) return;
     MPI_Win_unlock_all(window_->win);
     MPI_Win_free(&window_->win);
 }
 
-void SharedMemory::publish() const {
-    check(MPI_Win_sync(window_->win), "MPI_Win_sync");
-    check(MPI_Barrier(ranks_.host_->comm), "MPI_Barrier");
-    check(MPI_Win_sync(window_->win), "MPI_Win_sync");
+std::byte* Exchange::piece(int to, std::uint64_t bytes) {
+    const auto d = static_cast<std::size_t>(to);
+    if (to == ranks_.rank_) throw std::logic_error("Exchange::piece: a rank sends itself nothing");
+    sizes_.at(d) = bytes;
+    if (shared_memory() && ranks_.on_this_host(to)) {
+        const std::span<std::byte> area = areas_[static_cast<std::size_t>(ranks_.rank_)];
+        if (used_ + bytes > area.size()) throw std::logic_error("Exchange::piece: more than the round's bytes");
+        offsets_[d] = used_;
+        used_ += bytes;
+        return area.data() + offsets_[d];
+    }
+    messages_[d].resize(static_cast<std::size_t>(bytes));
+    return messages_[d].data();
+}
+
+std::uint64_t Exchange::round(const Landing& land) {
+    const auto ranks = static_cast<std::size_t>(ranks_.size_);
+    const auto self = static_cast<std::size_t>(ranks_.rank_);
+    // (size, offset in the send area) of every piece, sent and received.
+    std::vector<std::uint64_t> sent(2 * ranks), received(2 * ranks);
+    for (std::size_t d = 0; d < ranks; ++d) {
+        sent[2 * d] = d == self ? 0 : sizes_[d];
+        sent[2 * d + 1] = offsets_[d];
+    }
+    if (shared_memory()) check(MPI_Win_sync(window_->win), "MPI_Win_sync");  // this rank's pieces, written
+    check(MPI_Alltoall(sent.data(), 2, MPI_UINT64_T, received.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD), "MPI_Alltoall");
+    if (shared_memory()) check(MPI_Win_sync(window_->win), "MPI_Win_sync");  // and the others' (the Alltoall orders them)
+    auto shared = [&](std::size_t r) { return shared_memory() && ranks_.on_this_host(static_cast<int>(r)); };
+    // Every landing place first: a throwing land() leaves no receive posted.
+    std::vector<std::byte*> into(ranks, nullptr);
+    for (std::size_t s = 0; s < ranks; ++s)
+        if (s != self) into[s] = land(static_cast<int>(s), received[2 * s]);
+    std::vector<MPI_Request> requests;
+    for (std::size_t s = 0; s < ranks; ++s) {
+        if (s == self || shared(s)) continue;
+        const std::uint64_t size = received[2 * s];
+        for (std::uint64_t at = 0; at < size; at += kMaxMessage) {
+            requests.emplace_back();
+            check(MPI_Irecv(into[s] + at, static_cast<int>(std::min<std::uint64_t>(kMaxMessage, size - at)), MPI_BYTE,
+                            static_cast<int>(s), 0, MPI_COMM_WORLD, &requests.back()),
+                  "MPI_Irecv");
+        }
+    }
+    std::uint64_t through_memory = 0;
+    for (std::size_t d = 0; d < ranks; ++d) {
+        if (d == self) continue;
+        if (shared(d)) {
+            through_memory += sizes_[d];
+            continue;
+        }
+        for (std::uint64_t at = 0; at < sizes_[d]; at += kMaxMessage) {
+            requests.emplace_back();
+            check(MPI_Isend(messages_[d].data() + at, static_cast<int>(std::min<std::uint64_t>(kMaxMessage, sizes_[d] - at)),
+                            MPI_BYTE, static_cast<int>(d), 0, MPI_COMM_WORLD, &requests.back()),
+                  "MPI_Isend");
+        }
+    }
+    // While the messages move: this rank's pieces from the send areas of its host, in slices of
+    // 1 MiB on all threads.
+    struct Slice {
+        const std::byte* from;
+        std::byte* to;
+        std::size_t bytes;
+    };
+    std::vector<Slice> slices;
+    constexpr std::uint64_t kSlice = std::uint64_t{1} << 20;
+    for (std::size_t s = 0; s < ranks; ++s) {
+        if (s == self || !shared(s)) continue;
+        const std::uint64_t size = received[2 * s], offset = received[2 * s + 1];
+        if (offset + size > areas_[s].size()) throw std::logic_error("Exchange::round: a piece beyond its send area");
+        for (std::uint64_t at = 0; at < size; at += kSlice)
+            slices.push_back({areas_[s].data() + offset + at, into[s] + at, static_cast<std::size_t>(std::min(kSlice, size - at))});
+    }
+    tbb::parallel_for(std::size_t{0}, slices.size(), [&](std::size_t i) { std::memcpy(slices[i].to, slices[i].from, slices[i].bytes); });
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    // Every rank of the host has its pieces: the send areas may be laid out again.
+    if (shared_memory()) check(MPI_Barrier(ranks_.host_->comm), "MPI_Barrier");
+    std::fill(sizes_.begin(), sizes_.end(), 0);
+    std::fill(offsets_.begin(), offsets_.end(), 0);
+    used_ = 0;
+    return through_memory;
 }
 
 }  // namespace gpusort::distributed

@@ -68,49 +68,56 @@ public:
     std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine) const;
     // `text` from rank `root` to every rank.
     std::string broadcast(const std::string& text, int root) const;
-    // Where the piece that rank `source` sends in a round lands: `bytes` bytes at the address
-    // returned, which stays valid until the round ends.
-    using Landing = std::function<std::byte*(int source, std::uint64_t bytes)>;
-    // One round of the exchange: to[d] goes to rank d (d other than this rank; to[rank] is left
-    // alone), and what rank s sends here is received where land(s, its size) says, straight from
-    // MPI (nothing is copied on this side). Any size: pieces above 1 GiB go as several messages.
-    void exchange(const std::vector<Piece>& to, const Landing& land) const;
     // Ends a step: `failure` is this rank's (empty: it went well). Throws RankError with the failure
     // of the lowest failing rank on every rank when any failed.
     void agree(const std::string& failure) const;
 
 private:
-    friend class SharedMemory;
+    friend class Exchange;
     struct Host;  // the ranks of this host, as MPI sees them
     int rank_ = 0;
     int size_ = 1;
     std::unique_ptr<Host> host_;
 };
 
-// Memory that the ranks of each host share: every rank's own region of an MPI shared-memory window
-// over the ranks of its host (MPI_Win_allocate_shared). A rank writes into the regions of the
-// others of its host with plain stores, on all its threads: no message, and no copy by MPI.
-// publish() makes every rank's writes seen by the others of its host. Made and freed by every rank
-// of the job at once (collective), each with the size of its own region (it may be 0).
-class SharedMemory {
+// The rounds of an exchange, in which every rank sends a piece to every other. Between the ranks
+// of one host the pieces go through shared memory: each rank lays its pieces out in its send area,
+// its region of an MPI shared-memory window over the ranks of its host (MPI_Win_allocate_shared),
+// and each receiver copies its own out on all its threads, where MPI would move each message on
+// one core. Pieces for other hosts (all of them, without shared memory) go by MPI messages, above
+// 1 GiB as several. Made and freed by every rank of the job at once (collective).
+class Exchange {
 public:
-    // Throws std::runtime_error on every rank when any host could not share the memory (the
-    // window is then freed wherever it was made).
-    SharedMemory(const Communicator& ranks, std::uint64_t bytes);
-    ~SharedMemory();
-    SharedMemory(const SharedMemory&) = delete;
-    SharedMemory& operator=(const SharedMemory&) = delete;
-    // The region of `rank`, empty when it is on another host (or asked for none).
-    std::span<std::byte> of(int rank) const { return regions_.at(static_cast<std::size_t>(rank)); }
-    // After every rank of the job has written what it writes: all of it is seen by the ranks of
-    // each host (collective).
-    void publish() const;
+    // `round_bytes`: the most this rank sends in one round. With `shared_memory` false, or where a
+    // host has no room for the window (Open MPI's window folder, /dev/shm, is checked first),
+    // messages alone; why not is then said by shared_memory_refused().
+    Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool shared_memory);
+    ~Exchange();
+    Exchange(const Exchange&) = delete;
+    Exchange& operator=(const Exchange&) = delete;
+    bool shared_memory() const { return !areas_.empty(); }
+    const std::string& shared_memory_refused() const { return refused_; }
+
+    // Where this rank lays its piece for rank `to` (not itself) in this round: `bytes` bytes, at most
+    // once per rank and round, in all at most `round_bytes`.
+    std::byte* piece(int to, std::uint64_t bytes);
+    // Where the piece that rank `source` sends in a round lands: `bytes` bytes at the address
+    // returned, which stays valid until the round ends.
+    using Landing = std::function<std::byte*(int source, std::uint64_t bytes)>;
+    // Sends the pieces laid out since the last round (every rank takes part, with or without
+    // pieces); what rank s sent lands where land(s, its size) says. Returns the bytes this rank sent
+    // through shared memory.
+    std::uint64_t round(const Landing& land);
 
 private:
     struct Window;
     const Communicator& ranks_;
     std::unique_ptr<Window> window_;
-    std::vector<std::span<std::byte>> regions_;
+    std::vector<std::span<std::byte>> areas_;  // every rank's send area on this host (none without shared memory)
+    std::string refused_;
+    std::vector<Piece> messages_;              // the pieces for other hosts, reused from round to round
+    std::vector<std::uint64_t> sizes_, offsets_;  // of this round's pieces, per rank (offsets: in the send area)
+    std::uint64_t used_ = 0;                   // bytes of the send area laid out this round
 };
 
 }  // namespace gpusort::distributed

@@ -277,32 +277,15 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
 
     // Each source's records land in a region of their own, in the order they were sent: in memory
     // when the part takes at most half the memory budget (the part's sort then has the other half),
-    // else in a temp file. A part in memory is shared with the other ranks of this host (unless
-    // --exchange messages): they write their records for it straight into place themselves.
+    // else in a temp file.
     const std::string tmp = temp_folder(sort);
     const bool part_in_memory = part * width <= budget / 2;
-    std::optional<SharedMemory> shared_parts;
-    if (options.exchange == Exchange::shared) {
-        try {
-            shared_parts.emplace(ranks, step.failure().empty() && part_in_memory ? part * width : 0);
-        } catch (const std::exception& e) {
-            if (rank == 0 && sort.notice)
-                sort.notice(std::string("the ranks could not share memory (") + e.what() + "); the exchange goes by MPI messages");
-        }
-    }
-    report.shared_memory = shared_parts.has_value();
-    std::optional<io::HostBuffer> received_memory;  // the part in memory, where it is not shared
-    std::span<std::byte> part_memory;                // the part in memory: shared or not
-    std::optional<io::File> received;                // the part in a temp file
+    std::optional<io::HostBuffer> received_memory;
+    std::optional<io::File> received;
     std::vector<std::uint64_t> cursor(static_cast<std::size_t>(p), 0);  // bytes, per source
     step([&] {
         if (part_in_memory) {
-            if (shared_parts) {
-                part_memory = shared_parts->of(rank).first(static_cast<std::size_t>(part * width));
-            } else {
-                received_memory.emplace(static_cast<std::size_t>(part * width));
-                part_memory = std::span<std::byte>(received_memory->data(), received_memory->size());
-            }
+            received_memory.emplace(static_cast<std::size_t>(part * width));
         } else {
             received.emplace(io::create_temp_file(tmp));
             received->allocate(part * width);
@@ -314,27 +297,19 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         }
     });
     ranks.agree(step.failure());
-    // direct[d]: this rank writes its records for rank d straight into d's part, at write_at[d]
-    // (bytes), where d shares its part with this rank (on this host, the part in memory).
-    std::vector<std::byte*> direct(static_cast<std::size_t>(p), nullptr);
-    std::vector<std::uint64_t> write_at(static_cast<std::size_t>(p), 0);
-    if (shared_parts) {
-        for (int d = 0; d < p; ++d) {
-            const auto to_d = static_cast<std::size_t>(d);
-            const std::span<std::byte> region = shared_parts->of(d);
-            const std::uint64_t bytes = report.part_records[to_d] * width;
-            if (!ranks.on_this_host(d) || bytes == 0 || region.size() < bytes) continue;  // d's part is in a temp file
-            direct[to_d] = region.data();
-            for (int s = 0; s < rank; ++s) write_at[to_d] += count_of(s, d) * width;
-        }
-    }
     std::uint64_t rounds = 0;
     for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
+    // A round sends at most a block of this rank's range.
+    std::optional<Exchange> exchange;
+    exchange.emplace(ranks, std::min(block_records, records) * width, options.shared_memory);
+    report.shared_memory = exchange->shared_memory();
+    if (rank == 0 && options.shared_memory && !exchange->shared_memory() && sort.notice)
+        sort.notice("the ranks could not share memory (" + exchange->shared_memory_refused() + "); the exchange goes by MPI messages");
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
-    // The buffers of what is sent to[d] by MPI and, for a part in a temp file, received from[s]
-    // (this rank's own records included), reused from round to round. A part in memory takes this
-    // rank's own records and what the others send straight into place.
-    std::vector<Piece> to(static_cast<std::size_t>(p)), from(static_cast<std::size_t>(p));
+    // For a part in a temp file, what is received from[s] (this rank's own records included), in
+    // buffers reused from round to round. A part in memory takes this rank's own records and what
+    // the others send straight into place.
+    std::vector<Piece> from(static_cast<std::size_t>(p));
     auto resized = [](Piece& piece, std::uint64_t bytes) {
         piece.resize(static_cast<std::size_t>(bytes));
         return piece.data();
@@ -343,60 +318,42 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     auto land = [&](int source, std::uint64_t bytes) -> std::byte* {
         const auto s = static_cast<std::size_t>(source);
         landed[s] = bytes;
-        if (!part_in_memory) return resized(from[s], bytes);
-        if (cursor[s] + bytes > part_memory.size())
+        if (!received_memory) return resized(from[s], bytes);
+        if (cursor[s] + bytes > received_memory->size())
             throw std::logic_error("rank " + std::to_string(source) + " sent more than it counted");
-        return part_memory.data() + cursor[s];
-    };
-    // Where the records of this rank's block for `part` go: straight into a shared part, into this
-    // rank's own part, or into the buffer MPI sends.
-    auto place = [&](std::size_t part_of, std::uint64_t bytes) -> std::byte* {
-        if (direct[part_of]) {
-            if (write_at[part_of] + bytes > report.part_records[part_of] * width)
-                throw std::logic_error("rank " + std::to_string(rank) + " writes more than it counted");
-            std::byte* const at = direct[part_of] + write_at[part_of];
-            write_at[part_of] += bytes;
-            report.shared_bytes_sent += part_of == static_cast<std::size_t>(rank) ? 0 : bytes;
-            return at;
-        }
-        return part_of == static_cast<std::size_t>(rank) ? land(rank, bytes) : resized(to[part_of], bytes);
+        return received_memory->data() + cursor[s];
     };
     for (std::uint64_t round = 0; round < rounds; ++round) {
-        for (auto& piece : to) piece.clear();
         std::fill(landed.begin(), landed.end(), 0);
         // A rank that failed goes on taking part, sending nothing, until the exchange ends.
         step([&] {
             if (round >= my_rounds) return;
             read_block(round, false);
-            scatter(block, parts, static_cast<std::size_t>(p), width, place);
+            scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part_of, std::uint64_t bytes) {
+                if (part_of == static_cast<std::size_t>(rank)) return land(rank, bytes);
+                report.exchange_bytes_sent += bytes;
+                return exchange->piece(static_cast<int>(part_of), bytes);
+            });
             if (progress) progress->add(block.size());
         });
         const auto transfer_start = Clock::now();
-        ranks.exchange(to, land);
+        report.shared_bytes_sent += exchange->round(land);
         report.step_seconds.transfer += seconds_since(transfer_start);
-        for (int d = 0; d < p; ++d)
-            if (d != rank) report.exchange_bytes_sent += to[static_cast<std::size_t>(d)].size();
         step([&] {
             for (int s = 0; s < p; ++s) {
                 const auto source = static_cast<std::size_t>(s);
-                if (!part_in_memory) io::write_parallel(*received, cursor[source], from[source]);
+                if (!received_memory) io::write_parallel(*received, cursor[source], from[source]);
                 cursor[source] += landed[source];
             }
         });
     }
-    report.exchange_bytes_sent += report.shared_bytes_sent;
-    if (shared_parts) {
-        const auto transfer_start = Clock::now();
-        shared_parts->publish();
-        report.step_seconds.transfer += seconds_since(transfer_start);
-    }
+    exchange.reset();
     ranks.agree(step.failure());
     input = InputFiles();
     range_bytes = io::HostBuffer();
     block_bytes_read = Piece();
     range_parts.reset();
     block_parts.reset();
-    to.clear();
     from.clear();
     end_step(report.step_seconds.exchange);
 
@@ -428,8 +385,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // with --unique (how many records each part keeps is known only once all are sorted) into a temp
     // file, whose kept records are then copied there.
     SortOptions local = sort;
-    if (part_in_memory) {
-        local.input_memory = std::span<const std::byte>(part_memory);
+    if (received_memory) {
+        local.input_memory = std::span<const std::byte>(received_memory->data(), received_memory->size());
         local.memory_bytes = std::max(kMinMemoryBudget, budget - part * width);
     } else {
         local.input = "/proc/self/fd/" + std::to_string(received->fd());
@@ -447,7 +404,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         });
         received.reset();
         received_memory.reset();
-        shared_parts.reset();
         ranks.agree(step.failure());
         report.output_records = total;
         end_step(report.step_seconds.sort);
@@ -461,7 +417,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         });
         received.reset();
         received_memory.reset();
-        shared_parts.reset();
         ranks.agree(step.failure());
         end_step(report.step_seconds.sort);
 

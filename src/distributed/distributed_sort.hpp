@@ -8,10 +8,9 @@
 //   3. Each reads its range in blocks, first counting the records for each part (keeping each
 //      record's part, and the range itself, when they fit in a quarter of the memory budget), then
 //      sending each block's records to the ranks whose parts they fall in, in rounds of the
-//      exchange. A part is kept in memory when it fits in half the budget, else in a temp file,
-//      each source's records in a region of their own, in input order. The ranks of one host share
-//      their parts in memory (SharedMemory): a rank writes its records for them straight into place;
-//      the others go by MPI messages.
+//      exchange (communicator.hpp: through shared memory between the ranks of a host, else by MPI
+//      messages). A part is kept in memory when it fits in half the budget, else in a temp file,
+//      each source's records in a region of their own, in input order.
 //   4. OUTPUT is made: a hidden file that rank 0 creates and every rank opens, moved to OUTPUT when
 //      every rank has succeeded; or, with --partitioned, OUTPUT.RRRRR of each rank's own.
 //   5. Each rank sorts its part with the single-process engine (sort_file: GPU or CPU, out of core
@@ -32,16 +31,11 @@
 
 namespace gpusort::distributed {
 
-// How the records cross between the ranks of one host: `shared`, written straight into each other's
-// parts in shared memory (between hosts, and for a part in a temp file, by MPI messages), or
-// `messages`, by MPI messages alone (--exchange messages).
-enum class Exchange { shared, messages };
-
 struct DistributedOptions {
     SortOptions sort;          // INPUT, OUTPUT, the key, the budgets and the backend of each rank
     bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
     bool input_list = false;   // sort.input names a list of files (--input-list), sorted as one INPUT
-    Exchange exchange = Exchange::shared;
+    bool shared_memory = true; // the ranks of a host exchange through shared memory (false: --exchange messages)
 };
 
 // The GPU of the rank that is `local_rank` among the ranks of its host: local_rank mod the GPUs.
@@ -59,13 +53,13 @@ struct DistributedReport {
     std::uint64_t splitters = 0;
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
-    std::uint64_t shared_bytes_sent = 0;          // of them, written straight into their shared parts
-    bool shared_memory = false;                   // the ranks of each host shared their parts
+    std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory
+    bool shared_memory = false;                   // the ranks of each host exchanged through shared memory
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
     // sort of its part (OUTPUT made, and the part written into it), and OUTPUT moved into place
     // (with --unique, the kept records copied there first). Of the exchange, `transfer` is the time
-    // in MPI (messages, and the ranks of a host agreeing that their shared parts are written), the
-    // rest reading, classifying and storing (into shared parts too).
+    // of its rounds (MPI's messages, and the copies out of the send areas of the host), the rest
+    // reading, classifying and storing.
     struct Seconds {
         double samples = 0, counting = 0, exchange = 0, transfer = 0, sort = 0, output = 0;
     } step_seconds;

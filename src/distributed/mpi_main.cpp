@@ -104,8 +104,7 @@ std::string rank_json(const DistributedReport& report, int rank) {
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
         << ", \"shared_bytes_sent\": " << report.shared_bytes_sent
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
-        << ", \"transfer_gb_per_s\": "
-        << (t.transfer > 0 ? (report.exchange_bytes_sent - report.shared_bytes_sent) / t.transfer / 1e9 : 0)
+        << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
         << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
         << ", \"exchange\": " << t.exchange << ", \"transfer\": " << t.transfer << ", \"sort\": " << t.sort
         << ", \"output\": " << t.output
@@ -156,7 +155,7 @@ int main(int argc, char** argv) {
                 args.insert(args.begin(), *list);
             }
             if (const auto exchange = take_option(args, "--exchange")) {
-                if (*exchange == "messages") options.exchange = Exchange::messages;
+                if (*exchange == "messages") options.shared_memory = false;
                 else if (*exchange != "shared")
                     throw std::invalid_argument("--exchange takes shared or messages, not '" + *exchange + "'");
             }
@@ -177,8 +176,8 @@ int main(int argc, char** argv) {
             if (speaker)
                 std::cout << "Usage: mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] INPUT OUTPUT\n"
                              "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
-                             "The ranks of one host write each other's records straight into their shared memory; with\n"
-                             "--exchange messages, every record goes by MPI messages (as between hosts).\n"
+                             "The ranks of one host exchange records through shared memory; with --exchange messages,\n"
+                             "by MPI messages alone (as between hosts).\n"
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
                              "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
                              "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"
