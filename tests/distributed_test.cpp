@@ -414,6 +414,13 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
                 EXPECT_EQ(shared, 0u) << what;
         }
     }
+    // One rank alone on its host has no one to share memory with: messages, and nothing said.
+    const Result alone = mpi_sort(1, {"--memory", "8M", "--stats", "-", dir / "in", dir / "many"});
+    ASSERT_EQ(alone.status(), 0) << alone.err;
+    EXPECT_EQ(count_lines_from_us(alone.err), 0) << alone.err;
+    EXPECT_EQ(stats_of(alone.err).get<std::string>("exchange"), "messages");
+    EXPECT_TRUE(read_text(dir / "many") == expected) << "one rank: not the same bytes";
+    ::unlink((dir / "many").c_str());
     // Where Open MPI's windows would not fit (here: their folder is missing), the ranks say so and
     // send messages instead; an Open MPI that tried would leave all ranks but one waiting for ever.
     const std::string missing = dir / "missing";

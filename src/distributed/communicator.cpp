@@ -144,12 +144,13 @@ Exchange::Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool sh
     check(MPI_Allreduce(&round_bytes, &host_bytes, 1, MPI_UINT64_T, MPI_SUM, host), "MPI_Allreduce");
     check(MPI_Comm_size(host, &host_ranks), "MPI_Comm_size");
     check(MPI_Comm_rank(host, &host_rank), "MPI_Comm_rank");
+    const bool alone = host_ranks == 1;  // no rank to share memory with: messages to other hosts
     // The first rank of the host judges the room for all of them: they all make the window, or none.
-    std::string failure = host_rank == 0 ? no_room_for(host_bytes, host_ranks) : std::string();
+    std::string failure = host_rank == 0 && !alone ? no_room_for(host_bytes, host_ranks) : std::string();
     int room = failure.empty() ? 1 : 0;
     check(MPI_Bcast(&room, 1, MPI_INT, 0, host), "MPI_Bcast");
     if (!room && failure.empty()) failure = "the first rank of this host found no room for it";
-    if (room) {
+    if (room && !alone) {
         // Each rank's area on its own pages.
         MPI_Info info = MPI_INFO_NULL;
         check(MPI_Info_create(&info), "MPI_Info_create");
@@ -178,6 +179,7 @@ Exchange::Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool sh
         refused_ = failure.empty() ? "the ranks of another host could not share memory" : failure;
         return;
     }
+    if (alone) return;
     areas_.resize(static_cast<std::size_t>(ranks.size()));
     for (int r = 0; r < ranks.size(); ++r) {
         const int in_host = ranks.host_->rank_of[static_cast<std::size_t>(r)];

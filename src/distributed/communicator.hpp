@@ -88,14 +88,14 @@ private:
 // 1 GiB as several. Made and freed by every rank of the job at once (collective).
 class Exchange {
 public:
-    // `round_bytes`: the most this rank sends in one round. With `shared_memory` false, or where a
-    // host has no room for the window (Open MPI's window folder, /dev/shm, is checked first),
-    // messages alone; why not is then said by shared_memory_refused().
+    // `round_bytes`: the most this rank sends in one round. With `shared_memory` false, on a host
+    // with one rank, or where a host has no room for the window (Open MPI's window folder,
+    // /dev/shm, is checked first: shared_memory_refused() then says why), messages alone.
     Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool shared_memory);
     ~Exchange();
     Exchange(const Exchange&) = delete;
     Exchange& operator=(const Exchange&) = delete;
-    bool shared_memory() const { return !areas_.empty(); }
+    bool shared_memory() const { return !areas_.empty(); }  // with the other ranks of this host
     const std::string& shared_memory_refused() const { return refused_; }
 
     // Where this rank lays its piece for rank `to` (not itself) in this round: `bytes` bytes, at most

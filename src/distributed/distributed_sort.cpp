@@ -303,7 +303,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::optional<Exchange> exchange;
     exchange.emplace(ranks, std::min(block_records, records) * width, options.shared_memory);
     report.shared_memory = exchange->shared_memory();
-    if (rank == 0 && options.shared_memory && !exchange->shared_memory() && sort.notice)
+    if (rank == 0 && !exchange->shared_memory_refused().empty() && sort.notice)
         sort.notice("the ranks could not share memory (" + exchange->shared_memory_refused() + "); the exchange goes by MPI messages");
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
     // For a part in a temp file, what is received from[s] (this rank's own records included), in
