@@ -446,3 +446,32 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     EXPECT_NE(r.err.find("--exchange takes shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
 }
+
+// Without --memory, the ranks of a host share its default memory budget (they run at once), so that
+// four ranks do not take four times what one would; with --memory, each rank has what it says.
+TEST(Distributed, RanksOfAHostShareTheDefaultMemoryBudget) {
+    ScratchDir dir;
+    gen({"--count", "100000", "--seed", "18", dir / "in"});
+    auto budgets = [&](int ranks, const std::vector<std::string>& options) {
+        std::vector<std::string> args = options;
+        args.insert(args.end(), {"--stats", "-", dir / "in", dir / "out"});
+        const Result r = mpi_sort(ranks, args);
+        EXPECT_EQ(r.status(), 0) << r.err;
+        ::unlink((dir / "out").c_str());
+        std::vector<std::uint64_t> all;
+        if (r.status() != 0) return all;
+        const auto stats = stats_of(r.err);
+        for (const auto& [_, rank] : stats.get_child("per_rank")) all.push_back(rank.get<std::uint64_t>("memory_budget"));
+        return all;
+    };
+    const std::vector<std::uint64_t> one = budgets(1, {});
+    ASSERT_EQ(one.size(), 1u);
+    const std::vector<std::uint64_t> four = budgets(4, {});
+    ASSERT_EQ(four.size(), 4u);
+    // A quarter each, give or take what the host's free memory does between the runs.
+    for (const std::uint64_t budget : four) {
+        EXPECT_GT(budget, 0u);
+        EXPECT_LT(budget, one[0] / 2) << "one rank alone: " << one[0];
+    }
+    for (const std::uint64_t budget : budgets(3, {"--memory", "8M"})) EXPECT_EQ(budget, std::uint64_t{8} << 20);
+}

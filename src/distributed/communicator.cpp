@@ -91,6 +91,10 @@ Communicator::~Communicator() { MPI_Comm_free(&host_->comm); }
 
 bool Communicator::on_this_host(int rank) const { return host_->rank_of.at(static_cast<std::size_t>(rank)) >= 0; }
 
+int Communicator::host_size() const {
+    return static_cast<int>(std::count_if(host_->rank_of.begin(), host_->rank_of.end(), [](int r) { return r >= 0; }));
+}
+
 std::vector<std::byte> Communicator::all_gather(std::span<const std::byte> mine) const {
     const std::uint64_t my_size = mine.size();
     const std::vector<std::uint64_t> sizes = all_gather(std::span<const std::uint64_t>(&my_size, 1));

@@ -61,6 +61,7 @@ public:
     int size() const { return size_; }
     // Whether `rank` runs on this rank's host (its memory can be shared with this rank).
     bool on_this_host(int rank) const;
+    int host_size() const;  // the ranks on this rank's host, itself included
 
     // Every rank's `mine`, one after the other in rank order (sizes may differ between ranks).
     std::vector<std::byte> all_gather(std::span<const std::byte> mine) const;

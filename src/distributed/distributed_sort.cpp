@@ -208,9 +208,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     end_step(report.step_seconds.samples);
 
     // 3. The counted exchange: every record of the range goes to the rank of its part.
-    // The memory budget of this rank, read once: the blocks, the kept range and parts, and the
-    // received part are all sized from it.
-    const std::uint64_t budget = sort.memory_bytes.value_or(default_memory_budget());
+    // The memory budget of this rank, read once: the blocks, the kept range and parts, the received
+    // part and the part's sort are all sized from it. Without --memory, the ranks of a host, which
+    // run at once, share its default budget equally.
+    const std::uint64_t budget = sort.memory_bytes.value_or(
+        std::max(kMinMemoryBudget, default_memory_budget() / static_cast<std::uint64_t>(ranks.host_size())));
+    report.memory_budget = budget;
     const std::uint64_t block_records = block_bytes(budget, p, width) / width;
     const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
     // The part of every record of the range is kept from the counting pass when the parts take at
@@ -390,6 +393,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         local.memory_bytes = std::max(kMinMemoryBudget, budget - part * width);
     } else {
         local.input = "/proc/self/fd/" + std::to_string(received->fd());
+        local.memory_bytes = budget;
     }
     local.input_compression = local.output_compression = Compression::none;
     local.tmp_dir = tmp;

@@ -51,6 +51,7 @@ struct DistributedReport {
     std::vector<std::uint64_t> part_records;      // records of every rank's part, as received
     std::uint64_t output_records = 0;             // records of all parts, after --unique
     std::uint64_t splitters = 0;
+    std::uint64_t memory_budget = 0;              // this rank's (--memory, or its share of the host's default)
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
     std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory

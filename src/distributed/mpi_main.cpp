@@ -100,7 +100,7 @@ std::string rank_json(const DistributedReport& report, int rank) {
     const std::uint64_t part = report.part_records.empty() ? 0 : report.part_records[static_cast<std::size_t>(rank)];
     std::ostringstream out;
     out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"part_records\": " << part
-        << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
+        << ", \"memory_budget\": " << report.memory_budget << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
         << ", \"shared_bytes_sent\": " << report.shared_bytes_sent
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
