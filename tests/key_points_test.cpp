@@ -9,6 +9,8 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace gpusort;
@@ -109,28 +111,32 @@ TEST(KeyPoints, SplittersCutPartsInOrderAndEvenWhenEveryKeyIsEqual) {
 }
 
 // Keys of few values (bytes 0 to 3) and all equal: the input position decides most parts.
+// Every key type (numbers of 1, 2, 4 and 8 bytes take a path of their own) and records of two
+// fields; splitters few enough to be counted one by one (up to 16) and more, searched.
 TEST(KeyPoints, ThePartFinderGivesThePartsOfPartOf) {
-    for (const bool records : {true, false})
+    std::vector<std::pair<std::string, KeySpec>> specs = {{"records", record_spec()}};
+    for (const KeyType type : {KeyType::u8, KeyType::i16, KeyType::u32, KeyType::f32, KeyType::i64, KeyType::f64})
+        for (const bool descending : {false, true})
+            specs.emplace_back(std::string(key_type_name(type)) + (descending ? " descending" : ""), whole_record_key(type, descending));
+    for (const auto& [name, spec] : specs)
         for (const bool all_equal : {false, true}) {
-            const KeySpec spec = records ? record_spec() : whole_record_key(KeyType::i32, true);
             const KeyReader reader(spec);
-            const std::size_t n = 30000;
-            std::vector<std::byte> data = records_of(n, 2);  // 16 bytes each: as i32 keys, 4 per record
+            const std::size_t n = 20000;
+            std::vector<std::byte> data = records_of(n, 2);  // 16 bytes each: as numbers, 16 / size per record
             if (all_equal) std::fill(data.begin(), data.end(), std::byte{3});
             const std::size_t width = spec.record_size;
             const std::size_t count = data.size() / width;
             const std::uint64_t first = 1000;  // input positions of this block start here
             std::vector<KeyPoint> samples;
             for (const std::uint64_t i : regular_sample_indexes(count, 500)) samples.push_back(reader.point(data.data() + i * width, first + i));
-            for (const std::size_t parts : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{64}}) {
+            for (const std::size_t parts : {1, 2, 5, 17, 18, 64}) {
                 const std::vector<KeyPoint> splitters = choose_splitters(samples, parts, reader);
                 const PartFinder finder(spec, splitters);
                 std::vector<std::uint32_t> found(count, 12345);  // every entry overwritten
                 finder.find(data, first, found);
                 for (std::size_t i = 0; i < count; ++i)
                     ASSERT_EQ(found[i], part_of(reader.point(data.data() + i * width, first + i), splitters, reader))
-                        << "record " << i << " of " << parts << " parts" << (records ? " (records)" : " (i32)")
-                        << (all_equal ? ", all equal" : "");
+                        << "record " << i << " of " << parts << " parts, " << name << (all_equal ? ", all equal" : "");
             }
         }
 }

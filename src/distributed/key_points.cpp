@@ -77,31 +77,49 @@ void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, s
         });
         return;
     }
-    with_key_words(words_, [&](auto words) {
-        constexpr std::size_t W = decltype(words)::value;
-        auto splitter = [&](std::size_t s) {
-            RecordKey<W> key;
-            for (std::size_t w = 0; w < W; ++w) key.word[w] = key_words_[s * words_ + w];
-            return key;
-        };
+    // Every record's part by key_of(record): the splitters at or before (key, position), counted one
+    // by one without branches when they are few, else by a binary search.
+    auto find_by = [&]<std::size_t W>(auto key_of) {
+        std::vector<RecordKey<W>> keys(splitters);
+        for (std::size_t s = 0; s < splitters; ++s)
+            for (std::size_t w = 0; w < W; ++w) keys[s].word[w] = key_words_[s * words_ + w];
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 4096), [&](const tbb::blocked_range<std::size_t>& r) {
             for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                const RecordKey<W> key =
-                    record_key<W>(reinterpret_cast<const unsigned char*>(records.data() + i * record_size_), fixed_);
+                const RecordKey<W> key = key_of(reinterpret_cast<const unsigned char*>(records.data() + i * record_size_));
                 const std::uint64_t position = first + i;
-                // The splitters at or before (key, position).
-                std::size_t lo = 0, hi = splitters;
-                while (lo < hi) {
-                    const std::size_t mid = (lo + hi) / 2;
-                    const RecordKey<W> s = splitter(mid);
-                    if (key < s || (key == s && position < positions_[mid]))
-                        hi = mid;
-                    else
-                        lo = mid + 1;
+                std::uint32_t part = 0;
+                if (splitters <= kFewSplitters) {
+                    for (std::size_t s = 0; s < splitters; ++s)
+                        part += static_cast<std::uint32_t>(keys[s] < key) |
+                                (static_cast<std::uint32_t>(keys[s] == key) & static_cast<std::uint32_t>(positions_[s] <= position));
+                } else {
+                    std::size_t lo = 0, hi = splitters;
+                    while (lo < hi) {
+                        const std::size_t mid = (lo + hi) / 2;
+                        if (key < keys[mid] || (key == keys[mid] && position < positions_[mid]))
+                            hi = mid;
+                        else
+                            lo = mid + 1;
+                    }
+                    part = static_cast<std::uint32_t>(lo);
                 }
-                parts[i] = static_cast<std::uint32_t>(lo);
+                parts[i] = part;
             }
         });
+    };
+    if (fixed_.piece_count == 1 && words_ == 1) {  // a whole-record number, or one like it
+        const FixedKeyPiece piece = fixed_.pieces[0];
+        switch (piece.bytes) {
+        case 8: return find_by.operator()<1>([&](const unsigned char* record) { return one_piece_key<8>(record, piece); });
+        case 4: return find_by.operator()<1>([&](const unsigned char* record) { return one_piece_key<4>(record, piece); });
+        case 2: return find_by.operator()<1>([&](const unsigned char* record) { return one_piece_key<2>(record, piece); });
+        case 1: return find_by.operator()<1>([&](const unsigned char* record) { return one_piece_key<1>(record, piece); });
+        default: break;
+        }
+    }
+    with_key_words(words_, [&](auto words) {
+        constexpr std::size_t W = decltype(words)::value;
+        find_by.template operator()<W>([&](const unsigned char* record) { return record_key<W>(record, fixed_); });
     });
 }
 

@@ -61,6 +61,7 @@ public:
     void find(std::span<const std::byte> records, std::uint64_t first, std::span<std::uint32_t> parts) const;
 
 private:
+    static constexpr std::size_t kFewSplitters = 16;  // counted one by one; more: a binary search
     FixedKeySpec fixed_;
     std::size_t record_size_;
     std::size_t words_;                      // key words per splitter

@@ -222,4 +222,15 @@ GPUSORT_KEY_RULE RecordKey<W> record_key(const unsigned char* __restrict__ recor
     return key;
 }
 
+// record_key<1> where the key is one piece of N bytes (1, 2, 4 or 8: every whole-record number),
+// with N known when compiled: the piece's normalised bytes at the top of the word, then zeros.
+template <unsigned N>
+GPUSORT_KEY_RULE RecordKey<1> one_piece_key(const unsigned char* __restrict__ record, const FixedKeyPiece& piece) {
+    static_assert(N == 1 || N == 2 || N == 4 || N == 8, "a number of 1, 2, 4 or 8 bytes");
+    const std::uint64_t value = normalize_field(read_key_bytes<N>(record + piece.offset, piece.big_endian), piece.masks, 8 * N);
+    RecordKey<1> key;
+    key.word[0] = N == 8 ? value : value << (64 - 8 * N);
+    return key;
+}
+
 }  // namespace gpusort
