@@ -1,9 +1,12 @@
 // A rank's steps (src/distributed/step.hpp): the first failure is kept and stops the work of later
-// steps; running out of memory is said in words, with what to change.
+// steps; running out of memory is said in words, with what to change. How a rank spends its memory
+// budget in the exchange (src/distributed/exchange_memory.hpp): never more than the budget.
+#include "src/distributed/exchange_memory.hpp"
 #include "src/distributed/step.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <new>
 #include <stdexcept>
 
@@ -35,6 +38,61 @@ TEST(DistributedStep, AFailureWithoutWordsIsStillAFailure) {
     Step step;
     step([] { throw Silent(); });
     EXPECT_EQ(step.failure(), "unknown error");
+}
+
+constexpr std::uint64_t MiB = std::uint64_t{1} << 20, GiB = std::uint64_t{1} << 30;
+
+// Whatever the budget, range, record size, ranks and part: a part received in memory fits beside
+// what the exchange holds, within the budget, and leaves its sort half of it; a kept range leaves
+// room for a part of its own size and a tenth more (where that is within half the budget).
+TEST(ExchangeMemory, TheExchangeHoldsAtMostTheBudget) {
+    for (const std::uint64_t budget : {8 * MiB, 100 * MiB, 3 * GiB, 60 * GiB})
+        for (const std::size_t width : {std::size_t{1}, std::size_t{8}, std::size_t{100}})
+            for (const std::uint64_t range : {std::uint64_t{0}, MiB, budget / 8, budget / 3, budget, 4 * budget})
+                for (const int ranks : {1, 2, 7, 64}) {
+                    const ExchangeMemory plan = plan_exchange_memory(budget, range / width, width, ranks);
+                    const std::uint64_t range_bytes = range / width * width;
+                    EXPECT_EQ(plan.range_bytes, range_bytes);
+                    EXPECT_EQ(plan.block % width, 0u);
+                    EXPECT_GE(plan.block, std::max<std::uint64_t>(width, MiB / width * width));
+                    EXPECT_LE(plan.block, 256 * MiB);
+                    EXPECT_EQ(plan.keep_parts, range / width * 4 <= budget / 4);
+                    if (plan.keep_range) {
+                        const std::uint64_t expected = std::min(range_bytes + range_bytes / 10, budget / 2);
+                        EXPECT_TRUE(plan.part_in_memory(expected)) << budget << " " << range << " " << width << " " << ranks;
+                    }
+                    for (const std::uint64_t part : {std::uint64_t{0}, range_bytes, range_bytes * 2, budget / 2, budget})
+                        if (plan.part_in_memory(part)) {
+                            EXPECT_LE(part, budget / 2);
+                            EXPECT_LE(plan.held() + part, budget) << budget << " " << range << " " << width << " " << ranks;
+                        }
+                }
+}
+
+// The cases the tests of gpusort-mpi run into, and the one the old rule of a quarter of the budget
+// missed: 16 GiB of u64 per rank in a budget of 60 GiB, kept (INPUT read once) with its part in
+// memory.
+TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
+    ExchangeMemory plan = plan_exchange_memory(60 * GiB, 2 * GiB, 8, 2);
+    EXPECT_TRUE(plan.keep_parts);
+    EXPECT_TRUE(plan.keep_range);
+    EXPECT_EQ(plan.block, 256 * MiB);
+    EXPECT_TRUE(plan.part_in_memory(16 * GiB + 16 * GiB / 20));  // 5% above an even share
+    EXPECT_FALSE(plan.part_in_memory(31 * GiB));                  // beyond half the budget
+    // 8 MB of u64 on one rank in 8 MiB: nothing kept (the parts alone take half), the part in a temp file.
+    plan = plan_exchange_memory(8 * MiB, 1000003, 8, 1);
+    EXPECT_FALSE(plan.keep_parts);
+    EXPECT_FALSE(plan.keep_range);
+    EXPECT_EQ(plan.block, 2 * MiB);
+    EXPECT_FALSE(plan.part_in_memory(8000024));
+    // The same on 3 ranks: the parts and the range kept, the part in memory.
+    plan = plan_exchange_memory(8 * MiB, 333335, 8, 3);
+    EXPECT_TRUE(plan.keep_parts);
+    EXPECT_TRUE(plan.keep_range);
+    EXPECT_TRUE(plan.part_in_memory(333335 * 8));
+    // 100-byte records: blocks of whole records.
+    plan = plan_exchange_memory(8 * MiB, 60001, 100, 4);
+    EXPECT_EQ(plan.block, MiB / 100 * 100);
 }
 
 }  // namespace

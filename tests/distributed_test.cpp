@@ -358,14 +358,14 @@ TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
     EXPECT_EQ(r.err, "");
 }
 
-// A small --memory cuts the exchange into many rounds (blocks of 1 MiB), whose buffers are reused
-// from round to round; the ranks' ranges are uneven in records, so they end their rounds apart. The
-// parts of the u64 records (4 bytes each) exceed a quarter of the 8 MiB on 1 rank, so there the
-// exchange classifies its records again, and the records received exceed half of it, so they go to
-// a temp file; on 2 to 4 ranks, and for the gensort records, the exchange takes the parts kept from
-// the counting pass and the records received stay in memory. A range of at most 2 MiB (a quarter of
-// the budget: the u64 on 4 ranks, the gensort records on 3 and 4) is kept from the counting pass
-// too, and the exchange takes its blocks from there; the others read theirs again.
+// A small --memory cuts the exchange into many rounds (blocks of 1 to 2 MiB), whose buffers are
+// reused from round to round; the ranks' ranges are uneven in records, so they end their rounds
+// apart. What the 8 MiB hold (exchange_memory.hpp): on 1 rank, the u64 records' parts (4 bytes each)
+// take half of it, so the exchange classifies its records again and reads them again, and the
+// records received go to a temp file (the gensort records too, though their parts are kept); on 2
+// ranks the u64 records' parts are kept but the range is read again; on 3 and 4 ranks, and for the
+// gensort records on 2 to 4, the range is kept from the counting pass too (INPUT read once); on 2
+// to 4 ranks the records received stay in memory.
 TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     ScratchDir dir;
     gen({"--count", "1000003", "--dist", "few-unique", "--seed", "15", dir / "in"});

@@ -10,6 +10,7 @@
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
+#include "src/distributed/exchange_memory.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
 #include "src/distributed/step.hpp"
@@ -45,14 +46,6 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Samples per rank: enough that the parts stay within a few percent of each other.
 std::size_t samples_per_rank(int ranks) { return std::max<std::size_t>(16384, 32 * static_cast<std::size_t>(ranks)); }
-
-// Bytes of INPUT a rank reads and sends per round: within its memory budget, which holds the block
-// and what all ranks may send it in one round.
-std::uint64_t block_bytes(std::uint64_t budget, int ranks, std::size_t width) {
-    std::uint64_t block = std::clamp<std::uint64_t>(budget / (2 * (static_cast<std::uint64_t>(ranks) + 1)),
-                                                    std::uint64_t{1} << 20, std::uint64_t{256} << 20);
-    return std::max<std::uint64_t>(1, block / width) * width;
-}
 
 std::string temp_folder(const SortOptions& sort) {
     if (sort.tmp_dir) return *sort.tmp_dir;
@@ -214,14 +207,14 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     const std::uint64_t budget = sort.memory_bytes.value_or(
         std::max(kMinMemoryBudget, default_memory_budget() / static_cast<std::uint64_t>(ranks.host_size())));
     report.memory_budget = budget;
-    const std::uint64_t block_records = block_bytes(budget, p, width) / width;
+    // The part of every record of the range, and the records themselves, are kept from the counting
+    // pass where the budget holds them (exchange_memory.hpp): the exchange then does not classify
+    // the records again, and reads INPUT no more.
+    const ExchangeMemory memory = plan_exchange_memory(budget, records, width, p);
+    const std::uint64_t block_records = memory.block / width;
     const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
-    // The part of every record of the range is kept from the counting pass when the parts take at
-    // most a quarter of the memory budget (the blocks of the exchange take at most half): the
-    // exchange then does not classify the records again. The records of the range are kept too
-    // when they take at most a quarter of it: then INPUT is read once.
-    const bool keep_parts = records * sizeof(std::uint32_t) <= budget / 4;
-    const bool keep_range = records * width <= budget / 4;
+    const bool keep_parts = memory.keep_parts;
+    const bool keep_range = memory.keep_range;
     std::unique_ptr<std::uint32_t[]> range_parts;
     io::HostBuffer range_bytes;                    // the range's records, when kept
     Piece block_bytes_read;                        // the block's records, when the range's are not kept
@@ -279,10 +272,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     }
 
     // Each source's records land in a region of their own, in the order they were sent: in memory
-    // when the part takes at most half the memory budget (the part's sort then has the other half),
-    // else in a temp file.
+    // where the budget holds the part (ExchangeMemory::part_in_memory), else in a temp file.
     const std::string tmp = temp_folder(sort);
-    const bool part_in_memory = part * width <= budget / 2;
+    const bool part_in_memory = memory.part_in_memory(part * width);
     std::optional<io::HostBuffer> received_memory;
     std::optional<io::File> received;
     std::vector<std::uint64_t> cursor(static_cast<std::size_t>(p), 0);  // bytes, per source

@@ -6,10 +6,11 @@
 //   2. Each takes regular samples of its range; all ranks choose the same p - 1 splitters from all
 //      samples (key_points.hpp: ties broken by input position).
 //   3. Each reads its range in blocks, first counting the records for each part (keeping each
-//      record's part, and the range itself, when they fit in a quarter of the memory budget), then
+//      record's part, and the range itself, where its memory budget holds them:
+//      exchange_memory.hpp), then
 //      sending each block's records to the ranks whose parts they fall in, in rounds of the
 //      exchange (communicator.hpp: through shared memory between the ranks of a host, else by MPI
-//      messages). A part is kept in memory when it fits in half the budget, else in a temp file,
+//      messages). A part is kept in memory where the budget holds it, else in a temp file,
 //      each source's records in a region of their own, in input order.
 //   4. OUTPUT is made: a hidden file that rank 0 creates and every rank opens, moved to OUTPUT when
 //      every rank has succeeded; or, with --partitioned, OUTPUT.RRRRR of each rank's own.
