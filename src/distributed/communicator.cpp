@@ -1,4 +1,4 @@
-// Communicator over MPI_COMM_WORLD.
+// Communicator over MPI_COMM_WORLD (and the ranks of each host), and the rounds of the exchange.
 #include "src/distributed/communicator.hpp"
 
 #include <mpi.h>

@@ -1,5 +1,6 @@
-// The ranks of a distributed sort as the sort sees them, over MPI (MPI_COMM_WORLD): who we are,
-// the collectives it needs on bytes and counts, and agreement on failure. A rank that fails keeps
+// The ranks of a distributed sort as the sort sees them, over MPI (MPI_COMM_WORLD): who we are
+// and who shares our host, the collectives it needs on bytes and counts, the rounds of the
+// exchange (Exchange), and agreement on failure. A rank that fails keeps
 // taking part in the collectives of the step it is in, with nothing to send, and says so when the
 // step ends: agree() then ends the step on every rank with the first failing rank's message, so
 // that no rank waits for a peer that has given up. A rank that dies ends the job through MPI's
