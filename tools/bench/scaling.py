@@ -11,15 +11,18 @@ not exist yet, `sync` before each, --repeat runs (median kept):
   cp            cp of the same file, once per sitting
 The table gives, per row: the times, gpusort-mpi over the ceiling and over cp, the efficiency
 (time on 1 rank / (n x time on n)), the partition imbalance, the exchange's GB/s per rank, and the
-steps of the slowest rank (samples, counting, exchange and of it the transfer in MPI, sort, output)
+steps of the slowest rank (samples, counting, exchange and of it the transfer in its rounds, sort, output)
 from --stats of the median
 run. Writes scaling.csv, scaling.md and (with matplotlib) scaling.png into --out.
 
   tools/bench/scaling.py --bin DIR [--size 64G | --format gensort --count 1G] [--ranks 1,2,4,8]
                          [--backend gpu|cpu] [--repeat 3] [--work DIR] [--out bench-results]
-                         [--mpirun "mpirun --bind-to none"] [--quick] [-- OPTIONS OF gpusort-file]
+                         [--mpirun "mpirun --bind-to none"] [--mpi-options "--exchange messages"] [--quick]
+                         [-- OPTIONS OF gpusort-file]
 --size: random u64 (default: 16 GiB per GPU found, at most 128 GiB; --quick: 8 MiB).
 --quick: 8 MiB on the CPU backend with 1 and 2 ranks, a check of the whole run in seconds.
+--mpi-options: options for gpusort-mpi alone, as one string (e.g. "--exchange messages"); the
+table's `exchange` column says how the records crossed.
 The disk must hold the input, the output, the ranks' temp files and the shares (about 5 times the
 data): checked up front.
 """
@@ -86,6 +89,7 @@ def main():
     ap.add_argument("--mpirun", default="mpirun --bind-to none",
                     help="the launcher and its options, as one string (unbound, so that each rank's threads may use "
                          "every CPU: Open MPI binds a rank to one core by default when there are at most two)")
+    ap.add_argument("--mpi-options", default="", help="options for gpusort-mpi alone, as one string")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("sort_options", nargs="*", help="after --: options for gpusort-mpi and gpusort-file")
     args = ap.parse_args()
@@ -141,7 +145,7 @@ def main():
     options = ["--backend", backend, "--quiet"] + keys + args.sort_options
     for n in ranks:
         # gpusort-mpi on n ranks.
-        launcher = shlex.split(args.mpirun) + ["-n", str(n), names["gpusort-mpi"]]
+        launcher = shlex.split(args.mpirun) + ["-n", str(n), names["gpusort-mpi"]] + shlex.split(args.mpi_options)
         times, reports = [], []
         for _ in range(args.repeat):
             fresh(out)
@@ -191,7 +195,7 @@ def main():
             "ranks": n, "bytes": size, "backend": backend, "gpusort_mpi_s": round(median, 3),
             "runs_s": " ".join(f"{t:.3f}" for t in times), "ceiling_s": round(ceiling, 3), "cp_s": round(cp, 3),
             "vs_ceiling": round(median / ceiling, 2), "vs_cp": round(median / cp, 2),
-            "imbalance": round(report["imbalance"], 4),
+            "imbalance": round(report["imbalance"], 4), "exchange": report["exchange"],
             "exchange_gb_per_s_per_rank": round(statistics.median(rates), 2) if rates else "",
             "transfer_gb_per_s_per_rank": round(statistics.median(mpi_rates), 2) if mpi_rates else "",
             **{f"slowest_{s}_s": round(slowest["seconds"][s], 3) for s in STEPS},
@@ -214,15 +218,16 @@ def main():
     machine = f"{os.cpu_count()} CPUs" + (f", {len(found)} x {found[0]}" if found else "")
     lines = [f"{what}, {backend} backend, {machine}; median of {args.repeat} runs, fresh outputs, input in the page cache.",
              "ceiling: n gpusort-file processes at once, each on its n-th of the data (one GPU each); "
-             "efficiency: time on 1 rank / (n x time on n); steps: the slowest rank's, from --stats.", "",
-             "| ranks | gpusort-mpi s | ceiling s | cp s | vs ceiling | vs cp | efficiency | imbalance | "
-             "exchange GB/s per rank: step (MPI) | steps: samples / counting / exchange (of it MPI) / sort / output (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "efficiency: time on 1 rank / (n x time on n); steps: the slowest rank's, from --stats."
+             + (f" gpusort-mpi options: {args.mpi_options}." if args.mpi_options else ""), "",
+             "| ranks | gpusort-mpi s | ceiling s | cp s | vs ceiling | vs cp | efficiency | imbalance | exchange | "
+             "exchange GB/s per rank: step (rounds) | steps: samples / counting / exchange (of it rounds) / sort / output (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = {s: r[f"slowest_{s}_s"] for s in STEPS}
         steps = f"{t['samples']} / {t['counting']} / {t['exchange']} ({t['transfer']}) / {t['sort']} / {t['output']}"
         lines.append(f"| {r['ranks']} | {r['gpusort_mpi_s']} | {r['ceiling_s']} | {r['cp_s']} | {r['vs_ceiling']}x | "
-                     f"{r['vs_cp']}x | {r['efficiency']} | {r['imbalance'] * 100:.2f}% | "
+                     f"{r['vs_cp']}x | {r['efficiency']} | {r['imbalance'] * 100:.2f}% | {r['exchange']} | "
                      f"{r['exchange_gb_per_s_per_rank']} ({r['transfer_gb_per_s_per_rank']}) | {steps} |")
     try:
         plot(rows, args.out, what, machine, shared=backend == "gpu" and max(ranks) > len(found))
