@@ -79,16 +79,25 @@ TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
     EXPECT_EQ(plan.block, 256 * MiB);
     EXPECT_TRUE(plan.part_in_memory(16 * GiB + 16 * GiB / 20));  // 5% above an even share
     EXPECT_FALSE(plan.part_in_memory(31 * GiB));                  // beyond half the budget
-    // 8 MB of u64 on one rank in 8 MiB: nothing kept (the parts alone take half), the part in a temp file.
+    // 8 MB of u64 on one rank in 8 MiB: nothing kept (the parts alone take half), the part in a temp
+    // file; a block of an eighth of the budget (two rounds' send areas, the block read, and what a
+    // round may bring besides).
     plan = plan_exchange_memory(8 * MiB, 1000003, 8, 1);
     EXPECT_FALSE(plan.keep_parts);
     EXPECT_FALSE(plan.keep_range);
-    EXPECT_EQ(plan.block, 2 * MiB);
+    EXPECT_EQ(plan.block, MiB);
+    EXPECT_EQ(plan.held(), 3 * MiB);
     EXPECT_FALSE(plan.part_in_memory(8000024));
-    // The same on 3 ranks: the parts and the range kept, the part in memory.
+    // The same on 3 ranks: the parts kept, and the part in memory; the range is not kept (beside two
+    // send areas, the parts and the part expected it would take more than 8 MiB), and is within 16 MiB.
     plan = plan_exchange_memory(8 * MiB, 333335, 8, 3);
     EXPECT_TRUE(plan.keep_parts);
+    EXPECT_FALSE(plan.keep_range);
+    EXPECT_EQ(plan.held(), 3 * MiB + 333335 * 4);
+    EXPECT_TRUE(plan.part_in_memory(333335 * 8));
+    plan = plan_exchange_memory(16 * MiB, 333335, 8, 3);
     EXPECT_TRUE(plan.keep_range);
+    EXPECT_EQ(plan.held(), 2 * plan.block + 333335 * 12);
     EXPECT_TRUE(plan.part_in_memory(333335 * 8));
     // 100-byte records: blocks of whole records.
     plan = plan_exchange_memory(8 * MiB, 60001, 100, 4);

@@ -71,6 +71,9 @@ struct Communicator::Host {
 Communicator::Communicator() : host_(std::make_unique<Host>()) {
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    int level = MPI_THREAD_SINGLE;
+    check(MPI_Query_thread(&level), "MPI_Query_thread");
+    any_thread_ = level >= MPI_THREAD_SERIALIZED;
     check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_->comm),
           "MPI_Comm_split_type");
     check(MPI_Comm_set_errhandler(host_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -139,13 +142,18 @@ struct Exchange::Window {
 };
 
 Exchange::Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool shared_memory)
-    : ranks_(ranks), window_(std::make_unique<Window>()), messages_(static_cast<std::size_t>(ranks.size())),
-      sizes_(static_cast<std::size_t>(ranks.size()), 0), offsets_(static_cast<std::size_t>(ranks.size()), 0) {
+    : ranks_(ranks), round_bytes_(round_bytes), window_(std::make_unique<Window>()) {
+    for (Side& s : sides_) {
+        s.messages.resize(static_cast<std::size_t>(ranks.size()));
+        s.sizes.assign(static_cast<std::size_t>(ranks.size()), 0);
+        s.offsets.assign(static_cast<std::size_t>(ranks.size()), 0);
+    }
     if (!shared_memory) return;  // the same on every rank: the same command line
     MPI_Comm host = ranks.host_->comm;
+    const std::uint64_t area_bytes = 2 * round_bytes;  // two rounds' halves
     std::uint64_t host_bytes = 0;
     int host_ranks = 0, host_rank = 0;
-    check(MPI_Allreduce(&round_bytes, &host_bytes, 1, MPI_UINT64_T, MPI_SUM, host), "MPI_Allreduce");
+    check(MPI_Allreduce(&area_bytes, &host_bytes, 1, MPI_UINT64_T, MPI_SUM, host), "MPI_Allreduce");
     check(MPI_Comm_size(host, &host_ranks), "MPI_Comm_size");
     check(MPI_Comm_rank(host, &host_rank), "MPI_Comm_rank");
     const bool alone = host_ranks == 1;  // no rank to share memory with: messages to other hosts
@@ -160,7 +168,7 @@ Exchange::Exchange(const Communicator& ranks, std::uint64_t round_bytes, bool sh
         check(MPI_Info_create(&info), "MPI_Info_create");
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
         void* base = nullptr;
-        const int code = MPI_Win_allocate_shared(static_cast<MPI_Aint>(round_bytes), 1, info, host, &base, &window_->win);
+        const int code = MPI_Win_allocate_shared(static_cast<MPI_Aint>(area_bytes), 1, info, host, &base, &window_->win);
         MPI_Info_free(&info);
         if (code != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
@@ -202,29 +210,30 @@ Exchange::~Exchange() {
     MPI_Win_free(&window_->win);
 }
 
-std::byte* Exchange::piece(int to, std::uint64_t bytes) {
+std::byte* Exchange::piece(std::uint64_t round, int to, std::uint64_t bytes) {
     const auto d = static_cast<std::size_t>(to);
     if (to == ranks_.rank_) throw std::logic_error("Exchange::piece: a rank sends itself nothing");
-    sizes_.at(d) = bytes;
+    Side& laid = side(round);
+    laid.sizes.at(d) = bytes;
     if (shared_memory() && ranks_.on_this_host(to)) {
-        const std::span<std::byte> area = areas_[static_cast<std::size_t>(ranks_.rank_)];
-        if (used_ + bytes > area.size()) throw std::logic_error("Exchange::piece: more than the round's bytes");
-        offsets_[d] = used_;
-        used_ += bytes;
-        return area.data() + offsets_[d];
+        if (laid.used + bytes > round_bytes_) throw std::logic_error("Exchange::piece: more than the round's bytes");
+        laid.offsets[d] = round % 2 * round_bytes_ + laid.used;
+        laid.used += bytes;
+        return areas_[static_cast<std::size_t>(ranks_.rank_)].data() + laid.offsets[d];
     }
-    messages_[d].resize(static_cast<std::size_t>(bytes));
-    return messages_[d].data();
+    laid.messages[d].resize(static_cast<std::size_t>(bytes));
+    return laid.messages[d].data();
 }
 
-std::uint64_t Exchange::round(const Landing& land) {
+std::uint64_t Exchange::round(std::uint64_t round, const Landing& land) {
     const auto ranks = static_cast<std::size_t>(ranks_.size_);
     const auto self = static_cast<std::size_t>(ranks_.rank_);
+    Side& laid = side(round);
     // (size, offset in the send area) of every piece, sent and received.
     std::vector<std::uint64_t> sent(2 * ranks), received(2 * ranks);
     for (std::size_t d = 0; d < ranks; ++d) {
-        sent[2 * d] = d == self ? 0 : sizes_[d];
-        sent[2 * d + 1] = offsets_[d];
+        sent[2 * d] = d == self ? 0 : laid.sizes[d];
+        sent[2 * d + 1] = laid.offsets[d];
     }
     if (shared_memory()) check(MPI_Win_sync(window_->win), "MPI_Win_sync");  // this rank's pieces, written
     check(MPI_Alltoall(sent.data(), 2, MPI_UINT64_T, received.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD), "MPI_Alltoall");
@@ -249,12 +258,12 @@ std::uint64_t Exchange::round(const Landing& land) {
     for (std::size_t d = 0; d < ranks; ++d) {
         if (d == self) continue;
         if (shared(d)) {
-            through_memory += sizes_[d];
+            through_memory += laid.sizes[d];
             continue;
         }
-        for (std::uint64_t at = 0; at < sizes_[d]; at += kMaxMessage) {
+        for (std::uint64_t at = 0; at < laid.sizes[d]; at += kMaxMessage) {
             requests.emplace_back();
-            check(MPI_Isend(messages_[d].data() + at, static_cast<int>(std::min<std::uint64_t>(kMaxMessage, sizes_[d] - at)),
+            check(MPI_Isend(laid.messages[d].data() + at, static_cast<int>(std::min<std::uint64_t>(kMaxMessage, laid.sizes[d] - at)),
                             MPI_BYTE, static_cast<int>(d), 0, MPI_COMM_WORLD, &requests.back()),
                   "MPI_Isend");
         }
@@ -277,11 +286,11 @@ std::uint64_t Exchange::round(const Landing& land) {
     }
     tbb::parallel_for(std::size_t{0}, slices.size(), [&](std::size_t i) { std::memcpy(slices[i].to, slices[i].from, slices[i].bytes); });
     check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    // Every rank of the host has its pieces: the send areas may be laid out again.
+    // Every rank of the host has its pieces: this half of the send areas may be laid out again.
     if (shared_memory()) check(MPI_Barrier(ranks_.host_->comm), "MPI_Barrier");
-    std::fill(sizes_.begin(), sizes_.end(), 0);
-    std::fill(offsets_.begin(), offsets_.end(), 0);
-    used_ = 0;
+    std::fill(laid.sizes.begin(), laid.sizes.end(), 0);
+    std::fill(laid.offsets.begin(), laid.offsets.end(), 0);
+    laid.used = 0;
     return through_memory;
 }
 

@@ -63,6 +63,9 @@ public:
     // Whether `rank` runs on this rank's host (its memory can be shared with this rank).
     bool on_this_host(int rank) const;
     int host_size() const;  // the ranks on this rank's host, itself included
+    // Whether MPI may be called from any thread, one at a time (MPI_THREAD_SERIALIZED or more), so
+    // that a round of the exchange can move on another thread.
+    bool any_thread() const { return any_thread_; }
 
     // Every rank's `mine`, one after the other in rank order (sizes may differ between ranks).
     std::vector<std::byte> all_gather(std::span<const std::byte> mine) const;
@@ -79,6 +82,7 @@ private:
     struct Host;  // the ranks of this host, as MPI sees them
     int rank_ = 0;
     int size_ = 1;
+    bool any_thread_ = false;
     std::unique_ptr<Host> host_;
 };
 
@@ -87,7 +91,10 @@ private:
 // its region of an MPI shared-memory window over the ranks of its host (MPI_Win_allocate_shared),
 // and each receiver copies its own out on all its threads, where MPI would move each message on
 // one core. Pieces for other hosts (all of them, without shared memory) go by MPI messages, above
-// 1 GiB as several. Made and freed by every rank of the job at once (collective).
+// 1 GiB as several. Two rounds may be under way at once: round r + 1 laid out (piece) on one thread
+// while round r moves (round) on another; the rounds alternate between two halves of every send
+// area and two sets of messages, so round r + 2 may be laid out once round(r) has returned. Made and
+// freed by every rank of the job at once (collective).
 class Exchange {
 public:
     // `round_bytes`: the most this rank sends in one round. With `shared_memory` false, on a host
@@ -100,26 +107,33 @@ public:
     bool shared_memory() const { return !areas_.empty(); }  // with the other ranks of this host
     const std::string& shared_memory_refused() const { return refused_; }
 
-    // Where this rank lays its piece for rank `to` (not itself) in this round: `bytes` bytes, at most
-    // once per rank and round, in all at most `round_bytes`.
-    std::byte* piece(int to, std::uint64_t bytes);
+    // Where this rank lays its piece of round `round` for rank `to` (not itself): `bytes` bytes, at
+    // most once per rank and round, in all at most `round_bytes`.
+    std::byte* piece(std::uint64_t round, int to, std::uint64_t bytes);
     // Where the piece that rank `source` sends in a round lands: `bytes` bytes at the address
     // returned, which stays valid until the round ends.
     using Landing = std::function<std::byte*(int source, std::uint64_t bytes)>;
-    // Sends the pieces laid out since the last round (every rank takes part, with or without
-    // pieces); what rank s sent lands where land(s, its size) says. Returns the bytes this rank sent
-    // through shared memory.
-    std::uint64_t round(const Landing& land);
+    // Sends the pieces laid out for round `round` (every rank takes part in every round, in order,
+    // with or without pieces); what rank s sent lands where land(s, its size) says. Returns the bytes
+    // this rank sent through shared memory.
+    std::uint64_t round(std::uint64_t round, const Landing& land);
 
 private:
     struct Window;
+    // What this rank lays out for one round: in its half of the send area (offsets from the area's
+    // start), or as messages for other hosts.
+    struct Side {
+        std::vector<Piece> messages;              // the pieces for other hosts, reused every other round
+        std::vector<std::uint64_t> sizes, offsets;  // per rank
+        std::uint64_t used = 0;                   // bytes of the half laid out
+    };
+    Side& side(std::uint64_t round) { return sides_[round % 2]; }
     const Communicator& ranks_;
+    std::uint64_t round_bytes_ = 0;
     std::unique_ptr<Window> window_;
     std::vector<std::span<std::byte>> areas_;  // every rank's send area on this host (none without shared memory)
     std::string refused_;
-    std::vector<Piece> messages_;              // the pieces for other hosts, reused from round to round
-    std::vector<std::uint64_t> sizes_, offsets_;  // of this round's pieces, per rank (offsets: in the send area)
-    std::uint64_t used_ = 0;                   // bytes of the send area laid out this round
+    Side sides_[2];
 };
 
 }  // namespace gpusort::distributed

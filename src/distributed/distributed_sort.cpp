@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -301,55 +302,83 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     if (rank == 0 && !exchange->shared_memory_refused().empty() && sort.notice)
         sort.notice("the ranks could not share memory (" + exchange->shared_memory_refused() + "); the exchange goes by MPI messages");
     if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
-    // For a part in a temp file, what is received from[s] (this rank's own records included), in
-    // buffers reused from round to round. A part in memory takes this rank's own records and what
-    // the others send straight into place.
+    // Round r + 1 is laid out (read, classified and scattered) on this thread while round r moves
+    // on another (Exchange): the rounds alternate between two halves of the send areas, and this
+    // rank's own records between two pieces. A part in memory takes every source's records straight
+    // into place, each source's after the last it sent; a part in a temp file takes them into
+    // buffers, written to the file once their round has moved (the other sources' reused every
+    // round, this rank's own every other).
     std::vector<Piece> from(static_cast<std::size_t>(p));
+    Piece own[2];
     auto resized = [](Piece& piece, std::uint64_t bytes) {
         piece.resize(static_cast<std::size_t>(bytes));
         return piece.data();
     };
-    std::vector<std::uint64_t> landed(static_cast<std::size_t>(p), 0);  // bytes from each source this round
-    auto land = [&](int source, std::uint64_t bytes) -> std::byte* {
-        const auto s = static_cast<std::size_t>(source);
-        landed[s] = bytes;
-        if (!received_memory) return resized(from[s], bytes);
-        if (cursor[s] + bytes > received_memory->size())
+    std::vector<std::uint64_t> landed(static_cast<std::size_t>(p), 0);  // bytes from each source in the round moving
+    auto land_at_cursor = [&](int source, std::uint64_t bytes) -> std::byte* {
+        std::uint64_t& at = cursor[static_cast<std::size_t>(source)];
+        if (at + bytes > received_memory->size())
             throw std::logic_error("rank " + std::to_string(source) + " sent more than it counted");
-        return received_memory->data() + cursor[s];
+        std::byte* place = received_memory->data() + at;
+        at += bytes;
+        return place;
     };
-    for (std::uint64_t round = 0; round < rounds; ++round) {
-        std::fill(landed.begin(), landed.end(), 0);
-        // A rank that failed goes on taking part, sending nothing, until the exchange ends.
+    auto lay = [&](std::uint64_t round) {
+        Piece& mine = own[round % 2];
+        mine.clear();
         step([&] {
             if (round >= my_rounds) return;
             read_block(round, false);
             scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part_of, std::uint64_t bytes) {
-                if (part_of == static_cast<std::size_t>(rank)) return land(rank, bytes);
+                if (part_of == static_cast<std::size_t>(rank))
+                    return received_memory ? land_at_cursor(rank, bytes) : resized(mine, bytes);
                 report.exchange_bytes_sent += bytes;
-                return exchange->piece(static_cast<int>(part_of), bytes);
+                return exchange->piece(round, static_cast<int>(part_of), bytes);
             });
             if (progress) progress->add(block.size());
         });
+    };
+    Step moving;  // the failures of the thread that moves the rounds (writing what they brought)
+    auto move = [&](std::uint64_t round) {
         const auto transfer_start = Clock::now();
-        report.shared_bytes_sent += exchange->round(land);
+        std::fill(landed.begin(), landed.end(), 0);
+        report.shared_bytes_sent += exchange->round(round, [&](int source, std::uint64_t bytes) -> std::byte* {
+            if (received_memory) return land_at_cursor(source, bytes);
+            landed[static_cast<std::size_t>(source)] = bytes;
+            return resized(from[static_cast<std::size_t>(source)], bytes);
+        });
         report.step_seconds.transfer += seconds_since(transfer_start);
-        step([&] {
+        if (received_memory) return;
+        moving([&] {
             for (int s = 0; s < p; ++s) {
                 const auto source = static_cast<std::size_t>(s);
-                if (!received_memory) io::write_parallel(*received, cursor[source], from[source]);
-                cursor[source] += landed[source];
+                const Piece& piece = s == rank ? own[round % 2] : from[source];
+                io::write_parallel(*received, cursor[source], std::span<const std::byte>(piece.data(), s == rank ? piece.size() : landed[source]));
+                cursor[source] += s == rank ? piece.size() : landed[source];
             }
         });
+    };
+    // A rank that failed goes on taking part in every round, sending nothing, until the exchange ends.
+    lay(0);
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+        if (ranks.any_thread()) {
+            std::future<void> moved = std::async(std::launch::async, move, round);
+            lay(round + 1);
+            moved.get();
+        } else {
+            move(round);
+            lay(round + 1);
+        }
     }
     exchange.reset();
-    ranks.agree(step.failure());
+    ranks.agree(step.failure().empty() ? moving.failure() : step.failure());
     input = InputFiles();
     range_bytes = io::HostBuffer();
     block_bytes_read = Piece();
     range_parts.reset();
     block_parts.reset();
     from.clear();
+    own[0] = own[1] = Piece();
     end_step(report.step_seconds.exchange);
 
     // 4. OUTPUT, made before the sort: with --partitioned a file of each rank's own, else one file

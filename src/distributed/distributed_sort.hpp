@@ -60,8 +60,8 @@ struct DistributedReport {
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
     // sort of its part (OUTPUT made, and the part written into it), and OUTPUT moved into place
     // (with --unique, the kept records copied there first). Of the exchange, `transfer` is the time
-    // of its rounds (MPI's messages, and the copies out of the send areas of the host), the rest
-    // reading, classifying and storing.
+    // of its rounds (MPI's messages, and the copies out of the send areas of the host) on the thread
+    // that moves them, while this one reads, classifies and lays out the next round.
     struct Seconds {
         double samples = 0, counting = 0, exchange = 0, transfer = 0, sort = 0, output = 0;
     } step_seconds;

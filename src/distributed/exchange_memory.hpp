@@ -1,7 +1,9 @@
 // How a rank spends its memory budget in the exchange: the block it sends per round, what it keeps
 // from the counting pass, and whether the part it receives is kept in memory. The exchange holds at
-// most the budget at once: the block being sent, each record's part and the range's records when
-// kept, and the part received in memory. Needs no MPI (tested in tests/distributed_step_test.cpp).
+// most the budget at once: the send areas of two rounds (one moving while the next is laid out),
+// the block read from INPUT (unless the range is kept), each record's part and the range's records
+// when kept, and the part received in memory. Needs no MPI (tested in
+// tests/distributed_step_test.cpp).
 #pragma once
 
 #include <algorithm>
@@ -18,8 +20,11 @@ struct ExchangeMemory {
     bool keep_parts = false;         // the parts are kept from the counting pass (not found again)
     bool keep_range = false;         // the range's records are kept from the counting pass (INPUT read once)
 
-    // The bytes the exchange holds besides the part received.
-    std::uint64_t held() const { return block + (keep_parts ? parts_bytes : 0) + (keep_range ? range_bytes : 0); }
+    // The bytes the exchange holds besides the part received: two rounds' send areas, and the block
+    // read, the parts and the range as kept.
+    std::uint64_t held() const {
+        return (keep_range ? 2 : 3) * block + (keep_parts ? parts_bytes : 0) + (keep_range ? range_bytes : 0);
+    }
 
     // Whether a part of `part_bytes` is received in memory (else into a temp file): within half the
     // budget (the part's sort has the other half) and beside what the exchange holds.
@@ -27,21 +32,23 @@ struct ExchangeMemory {
 };
 
 // For a range of `records` records of `width` bytes on one of `ranks` ranks. The block: a share of
-// the budget that holds it and what all ranks may send in one round, from 1 to 256 MiB. The parts
+// the budget that holds what the exchange holds and, for a part received in a temp file, what all
+// ranks may send it in one round (besides its own pieces of two rounds), from 1 to 256 MiB. The parts
 // are kept when they take at most a quarter of the budget; the range when it fits beside them, the
-// block and the part this rank expects (its range, and a tenth for imbalance, up to half the
+// send areas and the part this rank expects (its range, and a tenth for imbalance, up to half the
 // budget), so that the part still goes to memory.
 inline ExchangeMemory plan_exchange_memory(std::uint64_t budget, std::uint64_t records, std::size_t width, int ranks) {
     ExchangeMemory plan;
     plan.budget = budget;
     plan.range_bytes = records * width;
-    const std::uint64_t block = std::clamp<std::uint64_t>(budget / (2 * (static_cast<std::uint64_t>(ranks) + 1)),
+    const std::uint64_t block = std::clamp<std::uint64_t>(budget / (2 * (static_cast<std::uint64_t>(ranks) + 3)),
                                                           std::uint64_t{1} << 20, std::uint64_t{256} << 20);
     plan.block = std::max<std::uint64_t>(1, block / width) * width;
     plan.parts_bytes = records * sizeof(std::uint32_t);
     plan.keep_parts = plan.parts_bytes <= budget / 4;
     const std::uint64_t expected_part = std::min(plan.range_bytes + plan.range_bytes / 10, budget / 2);
-    plan.keep_range = plan.held() + plan.range_bytes + expected_part <= budget;
+    plan.keep_range = true;  // where what the exchange then holds leaves room for the part expected
+    plan.keep_range = plan.held() + expected_part <= budget;
     return plan;
 }
 

@@ -135,7 +135,10 @@ std::string stats_json(const DistributedReport& report, const std::vector<std::s
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
+    // A round of the exchange moves on a thread of its own while the next is laid out: MPI is
+    // called from one thread at a time (Communicator::any_thread says whether MPI allows it).
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     int status = 0;
     {
         const Communicator ranks;
