@@ -2,6 +2,7 @@
 // steps; running out of memory is said in words, with what to change. How a rank spends its memory
 // budget in the exchange (src/distributed/exchange_memory.hpp): never more than the budget.
 #include "src/distributed/exchange_memory.hpp"
+#include "src/distributed/gpu_share.hpp"
 #include "src/distributed/step.hpp"
 
 #include <gtest/gtest.h>
@@ -102,6 +103,22 @@ TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
     // 100-byte records: blocks of whole records.
     plan = plan_exchange_memory(8 * MiB, 60001, 100, 4);
     EXPECT_EQ(plan.block, MiB / 100 * 100);
+}
+
+// Rank r of a host takes GPU r mod the GPUs; the ranks that share one GPU, counted by hand.
+TEST(GpuShare, RanksOfAHostShareItsGpusInTurn) {
+    EXPECT_EQ(device_of(0, 2), 0);
+    EXPECT_EQ(device_of(3, 2), 1);
+    EXPECT_EQ(device_of(5, 0), 0);  // no GPU
+    EXPECT_EQ(ranks_sharing_device(0, 1, 1), 1);
+    EXPECT_EQ(ranks_sharing_device(1, 2, 1), 2);  // two ranks on one GPU
+    EXPECT_EQ(ranks_sharing_device(1, 2, 2), 1);  // one rank per GPU
+    EXPECT_EQ(ranks_sharing_device(0, 3, 2), 2);  // ranks 0 and 2 on GPU 0
+    EXPECT_EQ(ranks_sharing_device(1, 3, 2), 1);  // rank 1 alone on GPU 1
+    EXPECT_EQ(ranks_sharing_device(2, 8, 3), 2);  // ranks 2 and 5 on GPU 2
+    EXPECT_EQ(ranks_sharing_device(0, 8, 3), 3);  // ranks 0, 3 and 6 on GPU 0
+    EXPECT_EQ(ranks_sharing_device(1, 4, 8), 1);  // more GPUs than ranks
+    EXPECT_EQ(ranks_sharing_device(2, 4, 0), 4);  // no GPU: all of them
 }
 
 }  // namespace

@@ -461,7 +461,10 @@ TEST(Distributed, RanksOfAHostShareTheDefaultMemoryBudget) {
         std::vector<std::uint64_t> all;
         if (r.status() != 0) return all;
         const auto stats = stats_of(r.err);
-        for (const auto& [_, rank] : stats.get_child("per_rank")) all.push_back(rank.get<std::uint64_t>("memory_budget"));
+        for (const auto& [_, rank] : stats.get_child("per_rank")) {
+            all.push_back(rank.get<std::uint64_t>("memory_budget"));
+            EXPECT_EQ(rank.get<std::uint64_t>("device_memory_budget"), 0u);  // the CPU backend has none
+        }
         return all;
     };
     const std::vector<std::uint64_t> one = budgets(1, {});

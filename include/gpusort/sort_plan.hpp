@@ -227,6 +227,9 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
 // Defaults read off the machine.
 std::uint64_t available_memory();       // MemAvailable, within the cgroup's limit; 0 when unknown
 std::uint64_t default_memory_budget();  // a safe share of the memory available now
+// The device memory a sort may take of `free_bytes` free: all of it less a reserve left to the
+// driver and other programs (the default --device-memory).
+std::uint64_t device_memory_available(std::uint64_t free_bytes);
 unsigned default_threads();             // the CPUs this process may run on
 
 // Threads a sort on `threads` threads may start at once: TBB's workers, the sort's pool, a stream's

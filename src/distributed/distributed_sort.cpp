@@ -11,6 +11,7 @@
 #include "io/parallel_io.hpp"
 #include "io/temp_file.hpp"
 #include "src/distributed/exchange_memory.hpp"
+#include "src/distributed/gpu_share.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
 #include "src/distributed/step.hpp"
@@ -125,11 +126,27 @@ std::pair<std::uint64_t, std::uint64_t> part_offset_total(const std::vector<std:
 
 int device_of_local_rank(int local_rank) {
 #ifdef GPUSORT_WITH_GPU
-    if (const int devices = gpu::device_count(); devices > 0) return local_rank % devices;
+    return device_of(local_rank, gpu::device_count());
 #else
-    static_cast<void>(local_rank);  // no GPU: the CPU backend takes no device
+    return device_of(local_rank, 0);  // no GPU: the CPU backend takes no device
 #endif
-    return 0;
+}
+
+std::optional<std::uint64_t> default_device_budget(const SortOptions& sort, int local_rank, int local_ranks) {
+#ifdef GPUSORT_WITH_GPU
+    if (sort.device_memory_bytes || sort.backend == Backend::cpu) return std::nullopt;
+    const int devices = gpu::device_count();
+    const int sharing = ranks_sharing_device(local_rank, local_ranks, devices);
+    if (devices == 0 || sharing <= 1) return std::nullopt;
+    try {
+        return device_memory_available(gpu::device_info(sort.device).free_bytes) / static_cast<std::uint64_t>(sharing);
+    } catch (const std::exception&) {
+        return std::nullopt;  // the sort itself says what is wrong with the GPU
+    }
+#else
+    static_cast<void>(sort), static_cast<void>(local_rank), static_cast<void>(local_ranks);  // no GPU: nothing to share
+    return std::nullopt;
+#endif
 }
 
 std::string partition_name(const std::string& output, int rank) {

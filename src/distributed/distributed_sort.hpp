@@ -27,6 +27,7 @@
 #include "src/distributed/communicator.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct DistributedOptions {
 
 // The GPU of the rank that is `local_rank` among the ranks of its host: local_rank mod the GPUs.
 int device_of_local_rank(int local_rank);
+
+// The --device-memory a rank takes by default: where the ranks of its host share its GPU, each an
+// equal share of the GPU's memory available now (before any of them sorts), else none set (the
+// single-process default). None either with --device-memory, --backend cpu or no GPU.
+std::optional<std::uint64_t> default_device_budget(const SortOptions& sort, int local_rank, int local_ranks);
 
 // The name of rank `rank`'s file under --partitioned: OUTPUT.00000 and on.
 std::string partition_name(const std::string& output, int rank);

@@ -100,7 +100,9 @@ std::string rank_json(const DistributedReport& report, int rank) {
     const std::uint64_t part = report.part_records.empty() ? 0 : report.part_records[static_cast<std::size_t>(rank)];
     std::ostringstream out;
     out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"part_records\": " << part
-        << ", \"memory_budget\": " << report.memory_budget << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
+        << ", \"memory_budget\": " << report.memory_budget
+        << ", \"device_memory_budget\": " << (report.part.plan.device ? report.part.plan.device->budget_bytes : 0)
+        << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
         << ", \"shared_bytes_sent\": " << report.shared_bytes_sent
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
@@ -191,6 +193,9 @@ int main(int argc, char** argv) {
         } else if (status == 0) {
             options.sort = command.sort;
             options.sort.device = device_of_local_rank(local_rank());
+            // Ranks that share a GPU share its memory (read now, before any of them sorts).
+            if (const auto share = default_device_budget(options.sort, local_rank(), local_ranks()))
+                options.sort.device_memory_bytes = share;
             if (!command.quiet) {
                 const int rank = ranks.rank();
                 options.sort.notice = [rank](const std::string& text) {

@@ -146,12 +146,17 @@ std::uint64_t address_space_overhead(unsigned threads) {
     return (std::uint64_t{96} << 20) + 2 * std::uint64_t{std::max(1u, threads)} * stack;
 }
 
+// Device memory left to the driver and other programs: a twentieth of the free memory, at least 256 MiB.
+std::uint64_t device_memory_available(std::uint64_t free_bytes) {
+    constexpr std::uint64_t kMinDeviceReserve = std::uint64_t{256} << 20;
+    const std::uint64_t reserve = std::max(free_bytes / 20, kMinDeviceReserve);
+    return free_bytes > reserve ? free_bytes - reserve : 0;
+}
+
 namespace {
 
 // A stream's queue (reader or writer) shrunk for a small budget takes blocks of a multiple of this.
 constexpr std::uint64_t kStreamBlockUnit = std::uint64_t{4} << 10;
-// Device memory left to the driver and other programs: a twentieth of the free memory, at least this.
-constexpr std::uint64_t kMinDeviceReserve = std::uint64_t{256} << 20;
 // A stream's sample stride and merge tasks are planned as for this many chunks (its size is not known).
 constexpr std::uint64_t kPlannedStreamChunks = 64;
 
@@ -204,8 +209,8 @@ DevicePlan plan_device(const DeviceCapacity& device, const Budgets& budgets, std
     DevicePlan plan;
     plan.name = device.name;
     plan.free_bytes = device.free_bytes;
-    plan.reserve_bytes = std::max(device.free_bytes / 20, kMinDeviceReserve);
-    const std::uint64_t available = device.free_bytes > plan.reserve_bytes ? device.free_bytes - plan.reserve_bytes : 0;
+    const std::uint64_t available = device_memory_available(device.free_bytes);
+    plan.reserve_bytes = device.free_bytes - available;
     // A budget is an upper bound: one larger than what can be had shrinks to it (and so do the chunks).
     plan.budget_bytes = std::min(budgets.device_memory_bytes.value_or(available), available);
     plan.staging_bytes = std::max<std::uint64_t>(entry, std::min(device.preferred_staging_bytes, host / 16));
