@@ -57,7 +57,7 @@ struct VerifiedFile {
     std::size_t block_bytes = std::size_t{64} << 20;
     io::StreamReaderQueue queue = {};
     // Only bytes [first, first + second) of a plain regular file (a region a sort wrote into).
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> part;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> part = std::nullopt;
 };
 
 // Reads the whole file, decompressed, and adds its whole records to `verifier`; counts the
