@@ -136,8 +136,9 @@ std::optional<std::uint64_t> default_device_budget(const SortOptions& sort, int 
 #ifdef GPUSORT_WITH_GPU
     if (sort.device_memory_bytes || sort.backend == Backend::cpu) return std::nullopt;
     const int devices = gpu::device_count();
+    if (devices == 0) return std::nullopt;
     const int sharing = ranks_sharing_device(local_rank, local_ranks, devices);
-    if (devices == 0 || sharing <= 1) return std::nullopt;
+    if (sharing == 1) return std::nullopt;
     try {
         return device_memory_available(gpu::device_info(sort.device).free_bytes) / static_cast<std::uint64_t>(sharing);
     } catch (const std::exception&) {
@@ -331,7 +332,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         piece.resize(static_cast<std::size_t>(bytes));
         return piece.data();
     };
-    std::vector<std::uint64_t> landed(static_cast<std::size_t>(p), 0);  // bytes from each source in the round moving
     auto land_at_cursor = [&](int source, std::uint64_t bytes) -> std::byte* {
         std::uint64_t& at = cursor[static_cast<std::size_t>(source)];
         if (at + bytes > received_memory->size())
@@ -358,11 +358,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     Step moving;  // the failures of the thread that moves the rounds (writing what they brought)
     auto move = [&](std::uint64_t round) {
         const auto transfer_start = Clock::now();
-        std::fill(landed.begin(), landed.end(), 0);
+        // Every other source's piece lands (its size every round, 0 included).
         report.shared_bytes_sent += exchange->round(round, [&](int source, std::uint64_t bytes) -> std::byte* {
-            if (received_memory) return land_at_cursor(source, bytes);
-            landed[static_cast<std::size_t>(source)] = bytes;
-            return resized(from[static_cast<std::size_t>(source)], bytes);
+            return received_memory ? land_at_cursor(source, bytes) : resized(from[static_cast<std::size_t>(source)], bytes);
         });
         report.step_seconds.transfer += seconds_since(transfer_start);
         if (received_memory) return;
@@ -370,22 +368,19 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             for (int s = 0; s < p; ++s) {
                 const auto source = static_cast<std::size_t>(s);
                 const Piece& piece = s == rank ? own[round % 2] : from[source];
-                io::write_parallel(*received, cursor[source], std::span<const std::byte>(piece.data(), s == rank ? piece.size() : landed[source]));
-                cursor[source] += s == rank ? piece.size() : landed[source];
+                io::write_parallel(*received, cursor[source], piece);
+                cursor[source] += piece.size();
             }
         });
     };
     // A rank that failed goes on taking part in every round, sending nothing, until the exchange ends.
+    // Where MPI may not be called from another thread, each round moves (deferred) after the next is laid out.
+    const std::launch moving_thread = ranks.any_thread() ? std::launch::async : std::launch::deferred;
     lay(0);
     for (std::uint64_t round = 0; round < rounds; ++round) {
-        if (ranks.any_thread()) {
-            std::future<void> moved = std::async(std::launch::async, move, round);
-            lay(round + 1);
-            moved.get();
-        } else {
-            move(round);
-            lay(round + 1);
-        }
+        std::future<void> moved = std::async(moving_thread, move, round);
+        lay(round + 1);
+        moved.get();
     }
     exchange.reset();
     ranks.agree(step.failure().empty() ? moving.failure() : step.failure());
