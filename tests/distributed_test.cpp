@@ -244,6 +244,46 @@ TEST(Distributed, AFailingRankEndsEveryRankWithNoOutputAndNoTempFiles) {
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "odd", "out"}));
 }
 
+// A write that fails while a round of the exchange moves (on its own thread) ends every rank as any
+// failure does. gpusort-mpi-faults is gpusort-mpi with the fault hook of io/syscalls.hpp: a run of one
+// rank logs the sites of its calls; then the first pwrite of every rank fails with ENOSPC. Nothing is
+// written before the exchange, whose rounds write the part each rank receives into a temp file here
+// (--memory 4M), so that write is the one that fails.
+TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFiles) {
+    ScratchDir dir, tmp;
+    gen({"--count", "1000003", "--seed", "19", dir / "in"});
+    auto faulty = [&](int ranks, const std::string& log, const std::string& fault) {
+        return run(GPUSORT_MPIEXEC,
+                   {"--oversubscribe", "-n", std::to_string(ranks), GPUSORT_MPI_FAULTS_BIN, "--backend", "cpu", "--threads",
+                    "1", "--memory", "4M", "--tmp-dir", tmp.path(), dir / "in", dir / "out"},
+                   [&] {
+                       allow_mpirun();
+                       if (!log.empty()) ::setenv("GPUSORT_FAULT_LOG", log.c_str(), 1);
+                       if (!fault.empty()) ::setenv("GPUSORT_FAULT_INJECT", fault.c_str(), 1);
+                   });
+    };
+    const std::string log = tmp / "sites";
+    const Result logged = faulty(1, log, "");
+    ASSERT_EQ(logged.status(), 0) << logged.err;
+    std::string site;  // "pwrite FILE:LINE" of the first site of pwrite in the log
+    {
+        std::istringstream lines(read_text(log));
+        for (std::string line; site.empty() && std::getline(lines, line);)
+            if (line.rfind("pwrite ", 0) == 0) site = line.substr(0, line.find(' ', 7));
+    }
+    ::unlink(log.c_str());
+    ASSERT_FALSE(site.empty()) << "no pwrite in the log";
+    write_text(dir / "out", "keep me");
+    const Result r = faulty(3, "", site + " 1 ENOSPC");
+    EXPECT_EQ(r.status(), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("gpusort-mpi: rank 0: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_EQ(count_lines_from_us(r.err), 1) << r.err;
+    EXPECT_EQ(read_text(dir / "out"), "keep me");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+    EXPECT_TRUE(tmp.entries().empty());
+}
+
 // --input-list: the listed files, one after the other, are INPUT. The files are cut at uneven
 // record boundaries (two of them empty), and the keys repeat, so the order of equal keys across
 // files and ranks shows; the output is gpusort-file's on the concatenation.
