@@ -4,7 +4,8 @@
 //
 // The programs link the plain version (gpusort_syscalls: the calls themselves, nothing else). The
 // test builds of gpusort-file and gpusort-mpi (gpusort-file-faults, gpusort-mpi-faults) link the
-// version with the fault-injection hook (gpusort_syscalls_faults), which reads two environment variables once, at the first call:
+// version with the fault-injection hook (gpusort_syscalls_faults), which reads two environment
+// variables once, at the first call:
 //
 //   GPUSORT_FAULT_LOG=FILE      at exit, writes to FILE one line per site reached, "OP FILE:LINE HITS
 //                               FUNCTION" (e.g. "pwrite io/file.cpp:75 12 void gpusort::io::File::write_at(...)";
