@@ -145,6 +145,11 @@ TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
             EXPECT_EQ(mine.get<std::uint64_t>("part_records"), parts.at(static_cast<std::size_t>(rank)));
             EXPECT_EQ(mine.get<std::string>("backend"), "cpu");
             EXPECT_GE(mine.get<double>("seconds.total"), mine.get<double>("seconds.sort"));
+            // The engine's own figures for the sort of the part, which lies within the sort step.
+            EXPECT_GT(mine.get<double>("part_sort.seconds.total"), 0) << rank;
+            EXPECT_LE(mine.get<double>("part_sort.seconds.total"), mine.get<double>("seconds.sort")) << rank;
+            EXPECT_GE(mine.get<double>("part_sort.seconds.sort"), 0) << rank;
+            EXPECT_EQ(mine.get<double>("part_sort.merge_phases.gather.seconds"), 0) << rank;  // the CPU merges on the host
             ranges += mine.get<std::uint64_t>("range_records");
             sent += mine.get<std::uint64_t>("exchange_bytes_sent");
             ++rank;

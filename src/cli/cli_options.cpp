@@ -26,7 +26,16 @@ std::uint64_t size_option(const po::variables_map& vm, const char* name) {
     return *size;
 }
 
-// {"phase": {"seconds": s, "bytes": b}, ...} for the merge's phases.
+}  // namespace
+
+std::string phase_seconds_json(const SortReport& report) {
+    std::ostringstream out;
+    out << "{\"total\": " << report.seconds << ", \"read\": " << report.times.read << ", \"copy_in\": " << report.times.copy_in
+        << ", \"sort\": " << report.times.sort << ", \"copy_out\": " << report.times.copy_out
+        << ", \"write\": " << report.times.write << ", \"merge\": " << report.times.merge << "}";
+    return out.str();
+}
+
 std::string merge_phases_json(const MergeTimes& m) {
     const std::pair<const char*, const MergePhase*> phases[] = {
         {"select", &m.select},     {"gather", &m.gather}, {"copy_in", &m.copy_in}, {"sort", &m.sort},
@@ -41,8 +50,6 @@ std::string merge_phases_json(const MergeTimes& m) {
     out << "}";
     return out.str();
 }
-
-}  // namespace
 
 CliCommand parse_command_line(const std::vector<std::string>& args) {
     po::options_description visible(
@@ -228,10 +235,7 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"budgets\": {\"memory\": " << p.memory_bytes
         << ", \"device_memory\": " << (p.device ? p.device->budget_bytes : 0) << ", \"threads\": " << p.threads << "},\n"
         << "  \"plan\": " << plan_json(p, 2) << ",\n"
-        << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << report.times.read
-        << ", \"copy_in\": " << report.times.copy_in << ", \"sort\": " << report.times.sort
-        << ", \"copy_out\": " << report.times.copy_out << ", \"write\": " << report.times.write
-        << ", \"merge\": " << report.times.merge << "},\n"
+        << "  \"seconds\": " << phase_seconds_json(report) << ",\n"
         << "  \"merge_phases\": " << merge_phases_json(report.merge) << ",\n"
         << "  \"throughput_mb_per_s\": " << static_cast<double>(report.bytes) / 1e6 / seconds << "\n"
         << "}\n";

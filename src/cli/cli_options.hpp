@@ -25,6 +25,10 @@ CliCommand parse_command_line(const std::vector<std::string>& args);
 
 // The --stats report: one JSON object.
 std::string stats_json(const SortOptions& options, const SortReport& report);
+// Of that report: the sort's wall clock and phases, {"total": s, "read": s, ...}; and the merge's
+// phases, {"gather": {"seconds": s, "bytes": b}, ...}.
+std::string phase_seconds_json(const SortReport& report);
+std::string merge_phases_json(const MergeTimes& merge);
 // The --plan report as JSON: INPUT, OUTPUT and the whole plan, one object.
 std::string plan_report_json(const SortOptions& options, const SortPlan& plan);
 
