@@ -1,10 +1,9 @@
-// FileMapping: mmap(MAP_SHARED) / munmap; PagePrefault: MADV_POPULATE_WRITE on threads of its own.
+// FileMapping: mmap(MAP_SHARED) / munmap.
 #include "io/file_mapping.hpp"
 
 #include "io/io_error.hpp"
 #include "io/syscalls.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -37,32 +36,6 @@ bool FileMapping::populate(std::uint64_t offset, std::uint64_t length) const {
 
 FileMapping::~FileMapping() {
     if (data_) ::munmap(data_ - lead_, size_ + lead_);
-}
-
-PagePrefault::PagePrefault(const FileMapping& mapping, unsigned workers) : start_(std::chrono::steady_clock::now()) {
-    end_ = start_;
-    auto work = [this, &mapping] {
-        constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
-        for (std::uint64_t b = next_++; b * kBlock < mapping.size() && !stop_; b = next_++) {
-            const std::uint64_t length = std::min(kBlock, mapping.size() - b * kBlock);
-            if (mapping.populate(b * kBlock, length)) done_ += length;
-        }
-        const auto end = std::chrono::steady_clock::now();
-        std::lock_guard lock(mutex_);
-        end_ = std::max(end_, end);
-    };
-    try {
-        for (unsigned w = 0; w < workers; ++w) workers_.emplace_back(work);
-    } catch (...) {
-        stop();  // the threads started so far
-        throw;
-    }
-}
-
-void PagePrefault::stop() {
-    stop_ = true;
-    for (std::thread& worker : workers_)
-        if (worker.joinable()) worker.join();
 }
 
 }  // namespace gpusort::io

@@ -7,14 +7,8 @@
 
 #include "io/file.hpp"
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <thread>
-#include <vector>
-
 
 namespace gpusort::io {
 
@@ -39,35 +33,6 @@ private:
     std::byte* data_ = nullptr;
     std::uint64_t size_ = 0;
     std::size_t lead_ = 0;  // bytes mapped before data_: from the start of its page
-};
-
-// Faults in the pages of a map (FileMapping::populate) ahead of the writes that will fill it, so that
-// they are plain copies: `workers` threads take its blocks from front to back (the order in which
-// a merge writes) until all are done or stop() is called. A fresh page of a file map faulted in at
-// about 3.5 GB/s on the H100 machine's ext4 however many threads did it (gpusort-bench-host-paths),
-// which is why this runs beside other work. The workers are threads of their own, not TBB tasks: a
-// thread that waits for parallel work could take such a task up and stay in it until the whole map
-// is done. The map must outlive it.
-class PagePrefault {
-public:
-    PagePrefault(const FileMapping& mapping, unsigned workers);
-    ~PagePrefault() { stop(); }
-    PagePrefault(const PagePrefault&) = delete;
-    PagePrefault& operator=(const PagePrefault&) = delete;
-
-    // Lets each worker end the block it is in, and waits for them.
-    void stop();
-    // Once stopped: the seconds from the start until the last worker ended, and the bytes faulted in.
-    double seconds() const { return std::chrono::duration<double>(end_ - start_).count(); }
-    std::uint64_t bytes() const { return done_; }
-
-private:
-    std::vector<std::thread> workers_;
-    std::atomic<std::uint64_t> next_{0};  // the next block to take
-    std::atomic<bool> stop_{false};
-    std::atomic<std::uint64_t> done_{0};
-    std::mutex mutex_;
-    std::chrono::steady_clock::time_point start_, end_;
 };
 
 }  // namespace gpusort::io

@@ -15,7 +15,6 @@
 #include <random>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <chrono>
 #include <thread>
 #include <unistd.h>
 
@@ -237,41 +236,6 @@ TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
     std::vector<std::byte> back(size);
     file.read_at(0, back);
     EXPECT_TRUE(back == data);
-}
-
-// Faulting in a map's pages ahead leaves the file's bytes as they were, and covers the whole map
-// (where the kernel can: MADV_POPULATE_WRITE came with Linux 5.14); stopped at once, it faults in
-// no more than the map and returns.
-TEST(PagePrefault, FaultsInTheWholeMapWithoutChangingIt) {
-    ScratchDir dir;
-    io::File file = io::create_temp_file(dir.path());
-    const std::size_t size = (std::size_t{130} << 20) + 12345;  // three blocks of the workers, the last short
-    std::vector<std::byte> data(size);
-    std::mt19937_64 rng(9);
-    for (std::size_t i = 0; i < size; i += 4096) data[i] = static_cast<std::byte>(rng());
-    ASSERT_TRUE(file.allocate(size));
-    file.write_at(0, data);
-    const std::size_t offset = 4096 + 100;
-    const io::FileMapping map(file, offset, size - offset);
-    if (!map.populate(0, 1)) GTEST_SKIP() << "this kernel cannot fault in a map's pages ahead";
-    {
-        io::PagePrefault prefault(map, 3);
-        const auto start = std::chrono::steady_clock::now();
-        while (prefault.bytes() < map.size() && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        prefault.stop();
-        EXPECT_EQ(prefault.bytes(), map.size());
-        EXPECT_GT(prefault.seconds(), 0);
-    }
-    std::vector<std::byte> back(size);
-    file.read_at(0, back);
-    EXPECT_TRUE(back == data);
-    {
-        io::PagePrefault stopped(map, 2);
-        stopped.stop();
-        stopped.stop();  // twice: nothing left to wait for
-        EXPECT_LE(stopped.bytes(), map.size());
-    }
 }
 
 TEST(TempFile, LeavesNothingInItsFolder) {

@@ -6,7 +6,6 @@
 #include "gpusort/compression.hpp"
 #include "io/atomic_output_file.hpp"
 #include "io/file.hpp"
-#include "io/file_mapping.hpp"
 #include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
@@ -113,10 +112,6 @@ void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> pa
     });
 }
 
-// Threads of each rank that fault in its share of OUTPUT ahead of the sort (about 3.5 GB/s on the
-// H100 machine's ext4 from 8 threads, beside the work of the exchange).
-constexpr unsigned kShareFaultWorkers = 4;
-
 // The records before `rank`'s part and in all parts, from the records of each part.
 std::pair<std::uint64_t, std::uint64_t> part_offset_total(const std::vector<std::uint64_t>& parts, int rank) {
     std::uint64_t before = 0, total = 0;
@@ -195,46 +190,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.record_size = width;
     report.range_records = records;
 
-    // 2. OUTPUT, made first: with --partitioned a file of each rank's own, else one file that rank 0
-    // creates under a hidden name, as long as INPUT (unless --unique), and every rank opens to write
-    // its part of. Either appears only once every rank has written its part.
-    std::optional<io::AtomicOutputFile> out;  // this rank's partition file, or rank 0's OUTPUT
-    std::optional<io::File> shared;           // OUTPUT as every rank writes it (not partitioned)
-    step([&] {
-        if (options.partitioned) {
-            out.emplace(partition_name(sort.output, rank));
-        } else if (rank == 0) {
-            out.emplace(sort.output, io::AtomicOutputFile::Naming::named);
-            if (!sort.unique) out->file().truncate(input.size() / width * width);
-        }
-    });
-    ranks.agree(step.failure());
-    if (!options.partitioned) {
-        const std::string hidden = ranks.broadcast(rank == 0 ? out->temp_path() : std::string(), 0);
-        step([&] {
-            shared.emplace(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), sort.output);
-            if (!shared->is_open()) io::throw_errno("cannot write", sort.output, errno);
-        });
-        ranks.agree(step.failure());
-    }
-    const io::File& target = options.partitioned ? out->file() : *shared;
-
-    // While the ranks take samples, count and exchange, each faults in the pages of its share of
-    // OUTPUT (as far into the file as its range of INPUT: about where its part goes, the parts being
-    // balanced), so that the sort of the parts writes into pages already there: on the H100
-    // machine fresh pages of a file map faulted in at about 3.5 GB/s however many threads did it.
-    // Not with --partitioned or --unique, whose files' sizes are known only later.
-    std::optional<io::FileMapping> share;
-    std::optional<io::PagePrefault> share_prefault;
-    step([&] {
-        if (options.partitioned || sort.unique || records == 0) return;
-        if (!target.allocate(first * width, records * width)) return;  // no map without the space reserved
-        share.emplace(target, first * width, records * width);
-        share_prefault.emplace(*share, kShareFaultWorkers);
-    });
-    ranks.agree(step.failure());
-
-    // 3. Samples and splitters.
+    // 2. Samples and splitters.
     auto step_start = Clock::now();
     auto end_step = [&](double& seconds) {
         seconds = seconds_since(step_start);
@@ -263,7 +219,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     }
     end_step(report.step_seconds.samples);
 
-    // 4. The counted exchange: every record of the range goes to the rank of its part.
+    // 3. The counted exchange: every record of the range goes to the rank of its part.
     // The memory budget of this rank, read once: the blocks, the kept range and parts, the received
     // part and the part's sort are all sized from it. Without --memory, the ranks of a host, which
     // run at once, share its default budget equally.
@@ -437,14 +393,29 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     own[0] = own[1] = Piece();
     end_step(report.step_seconds.exchange);
 
-    // What is not faulted in by now is left to the sort, which faults in its own region ahead.
-    if (share_prefault) {
-        share_prefault->stop();
-        report.step_seconds.prefault = share_prefault->seconds();
-        report.prefault_bytes = share_prefault->bytes();
+    // 4. OUTPUT, made before the sort: with --partitioned a file of each rank's own, else one file
+    // that rank 0 creates under a hidden name and every rank opens to write its part of. Either
+    // appears only once every rank has written its part.
+    std::optional<io::AtomicOutputFile> out;  // this rank's partition file, or rank 0's OUTPUT
+    std::optional<io::File> shared;           // OUTPUT as every rank writes it (not partitioned)
+    step([&] {
+        if (options.partitioned) {
+            out.emplace(partition_name(sort.output, rank));
+        } else if (rank == 0) {
+            out.emplace(sort.output, io::AtomicOutputFile::Naming::named);
+            if (!sort.unique) out->file().truncate(part_offset_total(report.part_records, rank).second * width);
+        }
+    });
+    ranks.agree(step.failure());
+    if (!options.partitioned) {
+        const std::string hidden = ranks.broadcast(rank == 0 ? out->temp_path() : std::string(), 0);
+        step([&] {
+            shared.emplace(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), sort.output);
+            if (!shared->is_open()) io::throw_errno("cannot write", sort.output, errno);
+        });
+        ranks.agree(step.failure());
     }
-    share_prefault.reset();
-    share.reset();
+    const io::File& target = options.partitioned ? out->file() : *shared;
 
     // 5. This rank's part, sorted by the single-process engine: straight into its place in OUTPUT;
     // with --unique (how many records each part keeps is known only once all are sorted) into a temp

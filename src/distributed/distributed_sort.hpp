@@ -3,18 +3,17 @@
 //
 //   1. Each rank takes an equal, record-aligned range of INPUT (with --input-list: of the listed
 //      files one after the other, input_files.hpp).
-//   2. OUTPUT is made: a hidden file that rank 0 creates and every rank opens, moved to OUTPUT when
-//      every rank has succeeded; or, with --partitioned, OUTPUT.RRRRR of each rank's own. While
-//      the ranks go on, each faults in the pages of its share of OUTPUT ahead of its sort.
-//   3. Each takes regular samples of its range; all ranks choose the same p - 1 splitters from all
+//   2. Each takes regular samples of its range; all ranks choose the same p - 1 splitters from all
 //      samples (key_points.hpp: ties broken by input position).
-//   4. Each reads its range in blocks, first counting the records for each part (keeping each
+//   3. Each reads its range in blocks, first counting the records for each part (keeping each
 //      record's part, and the range itself, where its memory budget holds them:
 //      exchange_memory.hpp), then
 //      sending each block's records to the ranks whose parts they fall in, in rounds of the
 //      exchange (communicator.hpp: through shared memory between the ranks of a host, else by MPI
 //      messages). A part is kept in memory where the budget holds it, else in a temp file,
 //      each source's records in a region of their own, in input order.
+//   4. OUTPUT is made: a hidden file that rank 0 creates and every rank opens, moved to OUTPUT when
+//      every rank has succeeded; or, with --partitioned, OUTPUT.RRRRR of each rank's own.
 //   5. Each rank sorts its part with the single-process engine (sort_file: GPU or CPU, out of core
 //      when needed) straight into its place in OUTPUT (SortOptions::output_region). Its sort is
 //      stable, and its part holds the records of lower ranks first, so equal keys keep their input
@@ -69,12 +68,9 @@ struct DistributedReport {
     // (with --unique, the kept records copied there first). Of the exchange, `transfer` is the time
     // of its rounds (MPI's messages, and the copies out of the send areas of the host) on the thread
     // that moves them, while this one reads, classifies and lays out the next round.
-    // Beside the steps before the sort, `prefault`: the seconds in which this rank faulted in the pages
-    // of its share of OUTPUT (prefault_bytes of them) ahead of the sort.
     struct Seconds {
-        double samples = 0, counting = 0, exchange = 0, transfer = 0, sort = 0, output = 0, prefault = 0;
+        double samples = 0, counting = 0, exchange = 0, transfer = 0, sort = 0, output = 0;
     } step_seconds;
-    std::uint64_t prefault_bytes = 0;
     double seconds = 0;                           // the whole job, this rank
 };
 

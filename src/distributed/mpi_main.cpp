@@ -109,8 +109,7 @@ std::string rank_json(const DistributedReport& report, int rank) {
         << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
         << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
         << ", \"exchange\": " << t.exchange << ", \"transfer\": " << t.transfer << ", \"sort\": " << t.sort
-        << ", \"output\": " << t.output << ", \"prefault\": " << t.prefault << ", \"total\": " << report.seconds << "}"
-        << ", \"prefault_bytes\": " << report.prefault_bytes
+        << ", \"output\": " << t.output << ", \"total\": " << report.seconds << "}"
         << ", \"part_sort\": {\"seconds\": " << phase_seconds_json(report.part)
         << ", \"merge_phases\": " << merge_phases_json(report.part.merge) << "}}";
     return out.str();

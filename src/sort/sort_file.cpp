@@ -28,10 +28,13 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_group.h>
 
 namespace gpusort {
 
@@ -44,21 +47,40 @@ namespace {
 // an exception included. `fault` (when set) gets the seconds spent and the bytes faulted in.
 class OutputPrefault {
 public:
-    OutputPrefault(const SortOutput& output, const SortPlan& plan, unsigned workers, MergePhase* fault = nullptr) : fault_(fault) {
+    OutputPrefault(const SortOutput& output, const SortPlan& plan, unsigned workers, MergePhase* fault = nullptr) {
         const auto* map = std::get_if<MappedFile>(&output.destination());
-        if (map && plan.device && workers > 0) prefault_.emplace(*map->mapping, workers);
+        if (!map || !plan.device || workers == 0) return;
+        const io::FileMapping& mapping = *map->mapping;
+        start_ = std::chrono::steady_clock::now();
+        fault_ = fault;
+        for (unsigned w = 0; w < workers; ++w)
+            group_.run([this, &mapping] {
+                constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
+                for (std::uint64_t b = next_++; b * kBlock < mapping.size() && !stop_; b = next_++) {
+                    const std::uint64_t length = std::min(kBlock, mapping.size() - b * kBlock);
+                    if (mapping.populate(b * kBlock, length)) done_ += length;
+                }
+                const auto end = std::chrono::steady_clock::now();
+                std::lock_guard lock(mutex_);
+                end_ = std::max(end_, end);
+            });
     }
-    // Stops the workers after the block each is in.
+    // Stops the workers after the block each is in; the seconds run until the last of them ended.
     ~OutputPrefault() {
-        if (!prefault_) return;
-        prefault_->stop();
-        if (fault_) fault_->add(prefault_->seconds(), prefault_->bytes());
+        stop_ = true;
+        group_.wait();
+        if (fault_) fault_->add(std::chrono::duration<double>(end_ - start_).count(), done_);
     }
     OutputPrefault(const OutputPrefault&) = delete;
     OutputPrefault& operator=(const OutputPrefault&) = delete;
 
 private:
-    std::optional<io::PagePrefault> prefault_;
+    tbb::task_group group_;
+    std::atomic<std::uint64_t> next_{0};
+    std::atomic<bool> stop_{false};
+    std::atomic<std::uint64_t> done_{0};  // bytes faulted in
+    std::mutex mutex_;
+    std::chrono::steady_clock::time_point start_, end_;
     MergePhase* fault_ = nullptr;
 };
 
