@@ -17,6 +17,7 @@ FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t s
     void* p = sys::mmap(nullptr, size + lead_, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(),
                         static_cast<off_t>(offset - lead_));
     if (p == MAP_FAILED) throw_errno("cannot map", file.path(), errno);
+    ::madvise(p, size + lead_, MADV_HUGEPAGE);  // advice only: large folios where the file system has them
     data_ = static_cast<std::byte*>(p) + lead_;
 }
 
