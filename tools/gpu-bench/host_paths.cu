@@ -1,6 +1,7 @@
 // gpusort-bench-host-paths: the machine's ceilings for the host side of an out-of-core sort, each
-// timed on its own: faulting in fresh pages of an output file's shared map (MADV_POPULATE_WRITE)
-// and of anonymous memory, copying into pages already faulted in, pinning populated memory for the
+// timed on its own: faulting in fresh pages of an output file's shared map (MADV_POPULATE_WRITE),
+// mapped as the engine maps its output (its space reserved with fallocate, huge pages asked for)
+// and, for contrast, sparse with small pages; faulting in anonymous memory; copying into pages already faulted in, pinning populated memory for the
 // GPU (cudaHostRegister) and DMA between the device and registered memory in the pieces a merge
 // uses (one part of each run per slice). Threads share each job in equal blocks.
 //
@@ -49,14 +50,19 @@ double parallel(std::size_t bytes, unsigned threads, const std::function<void(st
 }
 
 void report(const char* what, unsigned threads, std::size_t bytes, double seconds) {
-    std::printf("%-44s threads %3u  %6.3f s  %6.2f GB/s\n", what, threads, seconds, bytes / seconds / 1e9);
+    std::printf("%-68s threads %3u  %6.3f s  %6.2f GB/s\n", what, threads, seconds, bytes / seconds / 1e9);
     std::fflush(stdout);
 }
 
-std::byte* map_file(const std::string& path, std::size_t bytes, int& fd) {
+// A fresh file of `bytes` mapped shared: as the engine maps its output (io::FileMapping on space
+// reserved by File::allocate), or sparse (ftruncate) with small pages.
+std::byte* map_file(const std::string& path, std::size_t bytes, int& fd, bool as_the_engine) {
     ::unlink(path.c_str());
     fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int sized = fd < 0                 ? -1
+                      : as_the_engine ? ::posix_fallocate(fd, 0, static_cast<off_t>(bytes))
+                                      : ::ftruncate(fd, static_cast<off_t>(bytes));
+    if (sized != 0) {
         std::perror(path.c_str());
         std::exit(1);
     }
@@ -65,6 +71,7 @@ std::byte* map_file(const std::string& path, std::size_t bytes, int& fd) {
         std::perror("mmap");
         std::exit(1);
     }
+    if (as_the_engine) ::madvise(p, bytes, MADV_HUGEPAGE);
     return static_cast<std::byte*>(p);
 }
 
@@ -106,17 +113,20 @@ int main(int argc, char** argv) {
     });
 
     for (unsigned threads : thread_counts) {
-        int fd = -1;
-        std::byte* out = map_file(path, bytes, fd);
-        report("file map: fresh pages faulted in (populate)", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(out + b, e - b, MADV_POPULATE_WRITE); }));
-        report("file map: copy into faulted-in pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
-        unmap_file(path, out, bytes, fd);
-        out = map_file(path, bytes, fd);
-        report("file map: copy into fresh pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
-        unmap_file(path, out, bytes, fd);
+        for (const bool as_the_engine : {true, false}) {
+            const std::string map = as_the_engine ? "file map (reserved, huge pages)" : "file map (sparse, small pages)";
+            int fd = -1;
+            std::byte* out = map_file(path, bytes, fd, as_the_engine);
+            report((map + ": fresh pages faulted in (populate)").c_str(), threads, bytes,
+                   parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(out + b, e - b, MADV_POPULATE_WRITE); }));
+            report((map + ": copy into faulted-in pages").c_str(), threads, bytes,
+                   parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
+            unmap_file(path, out, bytes, fd);
+            out = map_file(path, bytes, fd, as_the_engine);
+            report((map + ": copy into fresh pages").c_str(), threads, bytes,
+                   parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
+            unmap_file(path, out, bytes, fd);
+        }
         std::byte* target = anonymous(bytes);
         report("anonymous: copy into fresh pages", threads, bytes,
                parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
