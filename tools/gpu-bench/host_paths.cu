@@ -1,9 +1,10 @@
 // gpusort-bench-host-paths: the machine's ceilings for the host side of an out-of-core sort, each
 // timed on its own: faulting in fresh pages of an output file's shared map (MADV_POPULATE_WRITE),
 // mapped as the engine maps its output (its space reserved with fallocate, huge pages asked for)
-// and, for contrast, sparse with small pages; faulting in anonymous memory; copying into pages already faulted in, pinning populated memory for the
-// GPU (cudaHostRegister) and DMA between the device and registered memory in the pieces a merge
-// uses (one part of each run per slice). Threads share each job in equal blocks.
+// and, for contrast, sparse with small pages; faulting in anonymous memory; copying into pages
+// already faulted in; pinning populated memory for the GPU (cudaHostRegister) and DMA between the
+// device and registered memory in the pieces a merge uses (one part of each run per slice).
+// Threads share each job in equal blocks.
 //
 //   gpusort-bench-host-paths FILE GIB [THREADS...]
 //
@@ -59,9 +60,9 @@ void report(const char* what, unsigned threads, std::size_t bytes, double second
 std::byte* map_file(const std::string& path, std::size_t bytes, int& fd, bool as_the_engine) {
     ::unlink(path.c_str());
     fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    const int sized = fd < 0                 ? -1
-                      : as_the_engine ? ::posix_fallocate(fd, 0, static_cast<off_t>(bytes))
-                                      : ::ftruncate(fd, static_cast<off_t>(bytes));
+    int sized = -1;
+    if (fd >= 0)
+        sized = as_the_engine ? ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : ::ftruncate(fd, static_cast<off_t>(bytes));
     if (sized != 0) {
         std::perror(path.c_str());
         std::exit(1);
