@@ -4,6 +4,7 @@
 // --partitioned gives files that concatenate to the same bytes; the parts stay balanced; a rank
 // that fails ends every rank with one message, no OUTPUT and no temp file.
 #include "cli_run.hpp"
+#include "fault_hook_log.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -271,11 +272,8 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
     const Result logged = faulty(1, log, "");
     ASSERT_EQ(logged.status(), 0) << logged.err;
     std::string site;  // "pwrite FILE:LINE" of the first site of pwrite in the log
-    {
-        std::istringstream lines(read_text(log));
-        for (std::string line; site.empty() && std::getline(lines, line);)
-            if (line.rfind("pwrite ", 0) == 0) site = line.substr(0, line.find(' ', 7));
-    }
+    for (const Site& reached : read_log(log).sites)
+        if (site.empty() && reached.op == "pwrite") site = reached.op + " " + reached.location;
     ::unlink(log.c_str());
     ASSERT_FALSE(site.empty()) << "no pwrite in the log";
     write_text(dir / "out", "keep me");

@@ -10,6 +10,7 @@
 // "gpusort-file: " naming the file the failed call worked on and the cause, no new OUTPUT, an existing
 // OUTPUT as it was, the input as it was, and no file left in any folder involved.
 #include "tests/cli_run.hpp"
+#include "tests/fault_hook_log.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tests/wait_bounds.hpp"
 
@@ -110,55 +111,6 @@ bool survivable(const std::string& function, const std::string& op) {
     for (const Survivable& s : kSurvivable)
         if (op == s.op && function.find(s.function) != std::string::npos) return true;
     return false;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The hook's log.
-
-struct Site {
-    std::string op, location, function;
-    std::uint64_t hits = 0;
-};
-
-struct Injected {
-    std::string op, location, kind, target;
-    std::uint64_t hit = 0;
-};
-
-struct HookLog {
-    std::vector<Site> sites;
-    std::vector<Injected> injected;
-
-    // The fault injected at the site "OP FILE:LINE", if any.
-    std::optional<Injected> injected_at(const std::string& site) const {
-        for (const Injected& f : injected)
-            if (f.op + " " + f.location == site) return f;
-        return std::nullopt;
-    }
-};
-
-HookLog read_log(const std::string& path) {
-    HookLog log;
-    std::istringstream lines(read_text(path));
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream in(line);
-        std::string first;
-        in >> first;
-        if (first == "injected") {
-            Injected f;
-            in >> f.op >> f.location >> f.hit >> f.kind >> std::ws;
-            std::getline(in, f.target);
-            log.injected.push_back(f);
-            continue;
-        }
-        Site site;
-        site.op = first;
-        in >> site.location >> site.hits >> std::ws;
-        std::getline(in, site.function);
-        log.sites.push_back(site);
-    }
-    return log;
 }
 
 // ---------------------------------------------------------------------------------------------
