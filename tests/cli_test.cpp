@@ -165,6 +165,12 @@ TEST(Cli, BadCommandLines) {
     expect_one_error_line(sort_cli({}, dir), "expected INPUT and OUTPUT (see --help)");
     // A forgotten key spec: the key is blamed, not a missing OUTPUT.
     expect_one_error_line(sort_cli({"--key", dir / "in", dir / "out"}, dir), "--key");
+    // An option's value taken from the next word, which is an option: the sort would have lost the
+    // record size (and written its report to a file named "--record-size=16").
+    expect_one_error_line(sort_cli({"--stats", "--record-size=16", dir / "in", dir / "out"}, dir),
+                          "--stats: its value is missing ('--record-size=16' looks like an option)");
+    expect_one_error_line(sort_cli({"--tmp-dir", "--descending", dir / "in", dir / "out"}, dir),
+                          "--tmp-dir: its value is missing ('--descending' looks like an option)");
     expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir),
                           std::vector<std::string>{"no-such-option", "(see --help)"});
     expect_one_error_line(sort_cli({dir / "in", dir / "out", dir / "more"}, dir),
@@ -240,6 +246,18 @@ TEST(Tools, CheckFindsDisorderAndMissingRecords) {
         << disorder.out;
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--input", dir / "unsorted", dir / "changed"}).status(), 1);
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--descending", dir / "sorted"}).status(), 1);
+    // "--input --type=u32": refused, not a check of u64 keys against an ORIGINAL named "--type=u32".
+    Result swallowed = run(GPUSORT_CHECK_BIN, {"--input", "--type=u32", dir / "sorted"});
+    EXPECT_EQ(swallowed.status(), 2);
+    EXPECT_NE(swallowed.err.find("gpusort-check: --input: its value is missing ('--type=u32' looks like an option)"),
+              std::string::npos)
+        << swallowed.err;
+    Result gen = run(GPUSORT_GEN_BIN, {"--type", "--format=gensort", dir / "generated"});
+    EXPECT_EQ(gen.status(), 2);
+    EXPECT_NE(gen.err.find("gpusort-gen: --type: its value is missing ('--format=gensort' looks like an option)"),
+              std::string::npos)
+        << gen.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "generated"));
 }
 
 // --size: as many whole records as fit; exactly one of --count and --size.

@@ -488,6 +488,12 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     EXPECT_EQ(r.status(), 2) << r.err;
     EXPECT_NE(r.err.find("--exchange takes shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
+    // A value that is the next option: refused, as by gpusort-file.
+    const Result swallowed = mpi_sort(2, {"--exchange", "--stats=-", dir / "in", dir / "many"});
+    EXPECT_EQ(swallowed.status(), 2) << swallowed.err;
+    EXPECT_NE(swallowed.err.find("--exchange: its value is missing ('--stats=-' looks like an option)"), std::string::npos)
+        << swallowed.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "many"));
 }
 
 // Without --memory, the ranks of a host share its default memory budget (they run at once), so that

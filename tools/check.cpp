@@ -8,6 +8,7 @@
 #include "gpusort/compression.hpp"
 #include "gpusort/key_spec.hpp"
 #include "src/cli/key_options.hpp"
+#include "src/cli/option_values.hpp"
 #include "src/verify/file_verifier.hpp"
 
 #include <boost/program_options.hpp>
@@ -56,7 +57,9 @@ int main(int argc, char** argv) {
     try {
         po::variables_map vm;
         try {
-            po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+            const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
+            refuse_options_as_values(parsed);
+            po::store(parsed, vm);
         } catch (const po::too_many_positional_options_error&) {
             throw std::invalid_argument("too many operands: expected one FILE (see --help)");
         }

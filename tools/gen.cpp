@@ -8,6 +8,7 @@
 #include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
 #include "src/cli/size_parse.hpp"
+#include "src/cli/option_values.hpp"
 #include "src/output/sort_output.hpp"
 #include "src/plan/plan_report.hpp"
 
@@ -136,7 +137,9 @@ int main(int argc, char** argv) {
         io::install_signal_cleanup();
         po::variables_map vm;
         try {
-            po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+            const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
+            refuse_options_as_values(parsed);
+            po::store(parsed, vm);
         } catch (const po::too_many_positional_options_error&) {
             throw std::invalid_argument("too many operands: expected one OUTPUT (see --help)");
         }

@@ -5,6 +5,7 @@
 #include "src/cli/count_option.hpp"
 #include "src/cli/key_options.hpp"
 #include "src/cli/size_parse.hpp"
+#include "src/cli/option_values.hpp"
 #include "src/plan/plan_report.hpp"
 
 #include <boost/program_options.hpp>
@@ -86,7 +87,9 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
 
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        const auto parsed = po::command_line_parser(args).options(all).positional(positional).run();
+        refuse_options_as_values(parsed);
+        po::store(parsed, vm);
         po::notify(vm);
     } catch (const po::error_with_option_name& e) {
         // Boost builds this message by replacing placeholders such as %value% with the words until

@@ -6,6 +6,7 @@
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
 #include "src/cli/progress_line.hpp"
+#include "src/cli/option_values.hpp"
 #include "src/distributed/distributed_sort.hpp"
 
 #include <mpi.h>
@@ -34,6 +35,7 @@ std::optional<std::string> take_option(std::vector<std::string>& args, const std
     for (std::size_t i = 0; i < args.size();) {
         if (args[i] == name) {
             if (i + 1 == args.size()) throw std::invalid_argument(name + " needs a value");
+            if (looks_like_option(args[i + 1])) throw value_is_an_option(name, args[i + 1]);
             values.push_back(args[i + 1]);
             args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
         } else if (args[i].rfind(name + "=", 0) == 0) {

@@ -67,6 +67,22 @@ std::optional<std::string> json_string_value(const std::string& json, const std:
     return std::nullopt;
 }
 
+// `text` as a failure shows it: bytes outside printable ASCII as \xHH, so that a NUL does not cut
+// the message short.
+std::string printable(std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string shown;
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7f) {
+            shown += c;
+        } else {
+            shown += {'\\', 'x', kHex[byte >> 4], kHex[byte & 15]};
+        }
+    }
+    return shown;
+}
+
 }  // namespace
 
 void cli_target(Input data) {
@@ -79,7 +95,7 @@ void cli_target(Input data) {
         text.remove_prefix(end + 1);
     }
     std::string shown;
-    for (const auto& word : words) shown += (shown.empty() ? "'" : " '") + word + "'";
+    for (const auto& word : words) shown += (shown.empty() ? "'" : " '") + printable(word) + "'";
 
     CliCommand command;
     try {
@@ -113,12 +129,12 @@ void cli_target(Input data) {
     check(!(command.quiet && command.progress.value_or(false)), shown + ": --progress and --quiet were both accepted");
     if (const auto threads = value_word(words, "threads"))
         check(sort.threads && unsigned_number(*threads) == *sort.threads,
-              shown + ": --threads=" + std::string(*threads) + " was taken as " +
+              shown + ": --threads=" + printable(*threads) + " was taken as " +
                   std::to_string(sort.threads.value_or(0)));
     if (const auto size = value_word(words, "record-size")) {
         const std::size_t taken = sort.records ? sort.records->record_size : key_width(sort.order.type);
         check(unsigned_number(*size) == taken,
-              shown + ": --record-size=" + std::string(*size) + " was taken as " + std::to_string(taken));
+              shown + ": --record-size=" + printable(*size) + " was taken as " + std::to_string(taken));
     }
 
     const std::string json = stats_json(sort, SortReport{});
