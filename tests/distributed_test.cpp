@@ -177,6 +177,31 @@ TEST(Distributed, RanksWithNoDataAndEmptyInputs) {
     expect_same_as_one_process(dir, dir / "five", {"--unique"}, {"--unique"}, "five equal, --unique");
 }
 
+// One rank sorts INPUT straight from its file, as gpusort-file does: no samples, no counting pass,
+// no exchange; an --input-list, which may join several files, still goes the way of many ranks.
+TEST(Distributed, OneRankSortsInputStraightFromItsFile) {
+    ScratchDir dir;
+    gen({"--count", "100000", "--seed", "19", dir / "in"});
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    const std::string expected = read_text(dir / "one");
+    const Result r = mpi_sort(1, {"--stats", "-", dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_TRUE(read_text(dir / "out") == expected);
+    const auto stats = stats_of(r.err);
+    const auto& mine = stats.get_child("per_rank").begin()->second;
+    EXPECT_EQ(stats.get<int>("splitters"), 0);
+    EXPECT_EQ(mine.get<std::uint64_t>("part_records"), 100000u);
+    EXPECT_EQ(mine.get<double>("seconds.samples"), 0);
+    EXPECT_EQ(mine.get<double>("seconds.counting"), 0);
+    EXPECT_EQ(mine.get<double>("seconds.exchange"), 0);
+    EXPECT_GT(mine.get<double>("part_sort.seconds.total"), 0);
+    write_text(dir / "list", dir / "in" + "\n");
+    const Result listed = mpi_sort(1, {"--input-list", dir / "list", "--stats", "-", dir / "listed"});
+    ASSERT_EQ(listed.status(), 0) << listed.err;
+    EXPECT_TRUE(read_text(dir / "listed") == expected);
+    EXPECT_GT(stats_of(listed.err).get_child("per_rank").begin()->second.get<double>("seconds.counting"), 0);
+}
+
 TEST(Distributed, UniqueKeepsTheFirstOfEachKeyAcrossRanks) {
     ScratchDir dir;
     // 100-byte records with 300 distinct keys: the first of each in input order is kept, wherever

@@ -190,208 +190,216 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.record_size = width;
     report.range_records = records;
 
-    // 2. Samples and splitters.
-    auto step_start = Clock::now();
-    auto end_step = [&](double& seconds) {
-        seconds = seconds_since(step_start);
-        step_start = Clock::now();
-    };
-    std::vector<KeyPoint> splitters;
-    std::optional<PartFinder> finder;
-    {
-        std::vector<std::byte> packed;
-        step([&] {
-            std::vector<std::byte> record(width);
-            for (const std::uint64_t index : regular_sample_indexes(records, samples_per_rank(p))) {
-                input.read((first + index) * width, record);
-                packed.resize(packed.size() + reader->packed_bytes());
-                reader->pack(reader->point(record.data(), first + index), packed.data() + packed.size() - reader->packed_bytes());
-            }
-        });
-        ranks.agree(step.failure());
-        const std::vector<std::byte> all = ranks.all_gather(packed);
-        std::vector<KeyPoint> samples;
-        for (std::size_t at = 0; at + reader->packed_bytes() <= all.size(); at += reader->packed_bytes())
-            samples.push_back(reader->unpack(all.data() + at));
-        splitters = choose_splitters(std::move(samples), static_cast<std::size_t>(p), *reader);
-        report.splitters = splitters.size();
-        finder.emplace(spec, splitters);
-    }
-    end_step(report.step_seconds.samples);
-
-    // 3. The counted exchange: every record of the range goes to the rank of its part.
     // The memory budget of this rank, read once: the blocks, the kept range and parts, the received
     // part and the part's sort are all sized from it. Without --memory, the ranks of a host, which
     // run at once, share its default budget equally.
     const std::uint64_t budget = sort.memory_bytes.value_or(
         std::max(kMinMemoryBudget, default_memory_budget() / static_cast<std::uint64_t>(ranks.host_size())));
     report.memory_budget = budget;
-    // The part of every record of the range, and the records themselves, are kept from the counting
-    // pass where the budget holds them (exchange_memory.hpp): the exchange then does not classify
-    // the records again, and reads INPUT no more.
-    const ExchangeMemory memory = plan_exchange_memory(budget, records, width, p);
-    const std::uint64_t block_records = memory.block / width;
-    const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
-    const bool keep_parts = memory.keep_parts;
-    const bool keep_range = memory.keep_range;
-    std::unique_ptr<std::uint32_t[]> range_parts;
-    io::HostBuffer range_bytes;                    // the range's records, when kept
-    Piece block_bytes_read;                        // the block's records, when the range's are not kept
-    std::span<const std::byte> block;              // the records of the block
-    std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
-    std::span<const std::uint32_t> parts;          // of the records of the block
-    // Reads block `round` of this rank's range (or takes it from the range kept in the counting
-    // pass) and finds the part of each of its records (or takes the parts kept then).
-    auto read_block = [&](std::uint64_t round, bool counting) {
-        const std::uint64_t at = round * block_records;
-        const std::size_t n = static_cast<std::size_t>(std::min(block_records, records - at));
-        if (keep_range) {
-            const std::span<std::byte> bytes(range_bytes.data() + at * width, n * width);
-            if (counting) input.read((first + at) * width, bytes);
-            block = bytes;
-        } else {
-            block_bytes_read.resize(n * width);
-            input.read((first + at) * width, block_bytes_read);
-            block = block_bytes_read;
-        }
-        const std::span<std::uint32_t> place(keep_parts ? range_parts.get() + at : block_parts.get(), n);
-        if (counting || !keep_parts) finder->find(block, first + at, place);
-        parts = place;
-    };
-    std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
     ProgressCounters* const progress = sort.progress;  // rank 0's, when it draws the progress line
-    if (progress) progress->start_phase(ProgressPhase::reading, records * width);
-    step([&] {
-        if (keep_range) range_bytes = io::HostBuffer(static_cast<std::size_t>(records * width));
-        if (keep_parts)
-            range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
-        else
-            block_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(std::min(block_records, records)));
-        for (std::uint64_t round = 0; round < my_rounds; ++round) {
-            read_block(round, true);
-            count_parts(parts, counts);
-            if (progress) progress->add(block.size());
-        }
-    });
-    ranks.agree(step.failure());
-    end_step(report.step_seconds.counting);
-    const std::vector<std::uint64_t> matrix = ranks.all_gather(counts);  // matrix[s * p + d]: from s to d
-    auto count_of = [&](int s, int d) { return matrix[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)]; };
-    report.part_records.assign(static_cast<std::size_t>(p), 0);
-    for (int s = 0; s < p; ++s)
-        for (int d = 0; d < p; ++d) report.part_records[static_cast<std::size_t>(d)] += count_of(s, d);
-    const std::uint64_t part = report.part_records[static_cast<std::size_t>(rank)];
-    {
-        std::uint64_t largest = 0, all = 0;
-        for (const std::uint64_t n : report.part_records) {
-            largest = std::max(largest, n);
-            all += n;
-        }
-        report.imbalance = all > 0 ? static_cast<double>(largest) * p / static_cast<double>(all) - 1 : 0;
-    }
-
-    // Each source's records land in a region of their own, in the order they were sent: in memory
-    // where the budget holds the part (ExchangeMemory::part_in_memory), else in a temp file.
     const std::string tmp = temp_folder(sort);
-    const bool part_in_memory = memory.part_in_memory(part * width);
+    // The part of this rank, where the exchange leaves it: in memory or in a temp file. With one
+    // rank and one INPUT file the part is that file, sorted straight from it as gpusort-file does:
+    // no samples, no counting pass, no exchange.
+    std::uint64_t part = records;
     std::optional<io::HostBuffer> received_memory;
     std::optional<io::File> received;
-    std::vector<std::uint64_t> cursor(static_cast<std::size_t>(p), 0);  // bytes, per source
-    step([&] {
-        if (part_in_memory) {
-            received_memory.emplace(static_cast<std::size_t>(part * width));
-        } else {
-            received.emplace(io::create_temp_file(tmp));
-            received->allocate(part * width);
-        }
-        std::uint64_t at = 0;
-        for (int s = 0; s < p; ++s) {
-            cursor[static_cast<std::size_t>(s)] = at;
-            at += count_of(s, rank) * width;
-        }
-    });
-    ranks.agree(step.failure());
-    std::uint64_t rounds = 0;
-    for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
-    // A round sends at most a block of this rank's range.
-    std::optional<Exchange> exchange;
-    exchange.emplace(ranks, std::min(block_records, records) * width, options.shared_memory);
-    report.shared_memory = exchange->shared_memory();
-    if (rank == 0 && !exchange->shared_memory_refused().empty() && sort.notice)
-        sort.notice("the ranks could not share memory (" + exchange->shared_memory_refused() + "); the exchange goes by MPI messages");
-    if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
-    // Round r + 1 is laid out (read, classified and scattered) on this thread while round r moves
-    // on another (Exchange): the rounds alternate between two halves of the send areas, and this
-    // rank's own records between two pieces. A part in memory takes every source's records straight
-    // into place, each source's after the last it sent; a part in a temp file takes them into
-    // buffers, written to the file once their round has moved (the other sources' reused every
-    // round, this rank's own every other).
-    std::vector<Piece> from(static_cast<std::size_t>(p));
-    Piece own[2];
-    auto resized = [](Piece& piece, std::uint64_t bytes) {
-        piece.resize(static_cast<std::size_t>(bytes));
-        return piece.data();
+    const bool whole_input = p == 1 && !options.input_list;
+    report.part_records.assign(1, records);
+    auto step_start = Clock::now();
+    auto end_step = [&](double& seconds) {
+        seconds = seconds_since(step_start);
+        step_start = Clock::now();
     };
-    auto land_at_cursor = [&](int source, std::uint64_t bytes) -> std::byte* {
-        std::uint64_t& at = cursor[static_cast<std::size_t>(source)];
-        if (at + bytes > received_memory->size())
-            throw std::logic_error("rank " + std::to_string(source) + " sent more than it counted");
-        std::byte* place = received_memory->data() + at;
-        at += bytes;
-        return place;
-    };
-    auto lay = [&](std::uint64_t round) {
-        Piece& mine = own[round % 2];
-        mine.clear();
-        step([&] {
-            if (round >= my_rounds) return;
-            read_block(round, false);
-            scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part_of, std::uint64_t bytes) {
-                if (part_of == static_cast<std::size_t>(rank))
-                    return received_memory ? land_at_cursor(rank, bytes) : resized(mine, bytes);
-                report.exchange_bytes_sent += bytes;
-                return exchange->piece(round, static_cast<int>(part_of), bytes);
+    if (!whole_input) {
+        // 2. Samples and splitters.
+        std::vector<KeyPoint> splitters;
+        std::optional<PartFinder> finder;
+        {
+            std::vector<std::byte> packed;
+            step([&] {
+                std::vector<std::byte> record(width);
+                for (const std::uint64_t index : regular_sample_indexes(records, samples_per_rank(p))) {
+                    input.read((first + index) * width, record);
+                    packed.resize(packed.size() + reader->packed_bytes());
+                    reader->pack(reader->point(record.data(), first + index), packed.data() + packed.size() - reader->packed_bytes());
+                }
             });
-            if (progress) progress->add(block.size());
-        });
-    };
-    Step moving;  // the failures of the thread that moves the rounds (writing what they brought)
-    auto move = [&](std::uint64_t round) {
-        const auto transfer_start = Clock::now();
-        // Every other source's piece lands (its size every round, 0 included).
-        report.shared_bytes_sent += exchange->round(round, [&](int source, std::uint64_t bytes) -> std::byte* {
-            return received_memory ? land_at_cursor(source, bytes) : resized(from[static_cast<std::size_t>(source)], bytes);
-        });
-        report.step_seconds.transfer += seconds_since(transfer_start);
-        if (received_memory) return;
-        moving([&] {
-            for (int s = 0; s < p; ++s) {
-                const auto source = static_cast<std::size_t>(s);
-                const Piece& piece = s == rank ? own[round % 2] : from[source];
-                io::write_parallel(*received, cursor[source], piece);
-                cursor[source] += piece.size();
+            ranks.agree(step.failure());
+            const std::vector<std::byte> all = ranks.all_gather(packed);
+            std::vector<KeyPoint> samples;
+            for (std::size_t at = 0; at + reader->packed_bytes() <= all.size(); at += reader->packed_bytes())
+                samples.push_back(reader->unpack(all.data() + at));
+            splitters = choose_splitters(std::move(samples), static_cast<std::size_t>(p), *reader);
+            report.splitters = splitters.size();
+            finder.emplace(spec, splitters);
+        }
+        end_step(report.step_seconds.samples);
+
+        // 3. The counted exchange: every record of the range goes to the rank of its part.
+        // The part of every record of the range, and the records themselves, are kept from the counting
+        // pass where the budget holds them (exchange_memory.hpp): the exchange then does not classify
+        // the records again, and reads INPUT no more.
+        const ExchangeMemory memory = plan_exchange_memory(budget, records, width, p);
+        const std::uint64_t block_records = memory.block / width;
+        const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
+        const bool keep_parts = memory.keep_parts;
+        const bool keep_range = memory.keep_range;
+        std::unique_ptr<std::uint32_t[]> range_parts;
+        io::HostBuffer range_bytes;                    // the range's records, when kept
+        Piece block_bytes_read;                        // the block's records, when the range's are not kept
+        std::span<const std::byte> block;              // the records of the block
+        std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
+        std::span<const std::uint32_t> parts;          // of the records of the block
+        // Reads block `round` of this rank's range (or takes it from the range kept in the counting
+        // pass) and finds the part of each of its records (or takes the parts kept then).
+        auto read_block = [&](std::uint64_t round, bool counting) {
+            const std::uint64_t at = round * block_records;
+            const std::size_t n = static_cast<std::size_t>(std::min(block_records, records - at));
+            if (keep_range) {
+                const std::span<std::byte> bytes(range_bytes.data() + at * width, n * width);
+                if (counting) input.read((first + at) * width, bytes);
+                block = bytes;
+            } else {
+                block_bytes_read.resize(n * width);
+                input.read((first + at) * width, block_bytes_read);
+                block = block_bytes_read;
+            }
+            const std::span<std::uint32_t> place(keep_parts ? range_parts.get() + at : block_parts.get(), n);
+            if (counting || !keep_parts) finder->find(block, first + at, place);
+            parts = place;
+        };
+        std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 0);
+        if (progress) progress->start_phase(ProgressPhase::reading, records * width);
+        step([&] {
+            if (keep_range) range_bytes = io::HostBuffer(static_cast<std::size_t>(records * width));
+            if (keep_parts)
+                range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
+            else
+                block_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(std::min(block_records, records)));
+            for (std::uint64_t round = 0; round < my_rounds; ++round) {
+                read_block(round, true);
+                count_parts(parts, counts);
+                if (progress) progress->add(block.size());
             }
         });
-    };
-    // A rank that failed goes on taking part in every round, sending nothing, until the exchange ends.
-    // Where MPI may not be called from another thread, each round moves (deferred) after the next is laid out.
-    const std::launch moving_thread = ranks.any_thread() ? std::launch::async : std::launch::deferred;
-    lay(0);
-    for (std::uint64_t round = 0; round < rounds; ++round) {
-        std::future<void> moved = std::async(moving_thread, move, round);
-        lay(round + 1);
-        moved.get();
+        ranks.agree(step.failure());
+        end_step(report.step_seconds.counting);
+        const std::vector<std::uint64_t> matrix = ranks.all_gather(counts);  // matrix[s * p + d]: from s to d
+        auto count_of = [&](int s, int d) { return matrix[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)]; };
+        report.part_records.assign(static_cast<std::size_t>(p), 0);
+        for (int s = 0; s < p; ++s)
+            for (int d = 0; d < p; ++d) report.part_records[static_cast<std::size_t>(d)] += count_of(s, d);
+        part = report.part_records[static_cast<std::size_t>(rank)];
+        {
+            std::uint64_t largest = 0, all = 0;
+            for (const std::uint64_t n : report.part_records) {
+                largest = std::max(largest, n);
+                all += n;
+            }
+            report.imbalance = all > 0 ? static_cast<double>(largest) * p / static_cast<double>(all) - 1 : 0;
+        }
+
+        // Each source's records land in a region of their own, in the order they were sent: in memory
+        // where the budget holds the part (ExchangeMemory::part_in_memory), else in a temp file.
+        const bool part_in_memory = memory.part_in_memory(part * width);
+        std::vector<std::uint64_t> cursor(static_cast<std::size_t>(p), 0);  // bytes, per source
+        step([&] {
+            if (part_in_memory) {
+                received_memory.emplace(static_cast<std::size_t>(part * width));
+            } else {
+                received.emplace(io::create_temp_file(tmp));
+                received->allocate(part * width);
+            }
+            std::uint64_t at = 0;
+            for (int s = 0; s < p; ++s) {
+                cursor[static_cast<std::size_t>(s)] = at;
+                at += count_of(s, rank) * width;
+            }
+        });
+        ranks.agree(step.failure());
+        std::uint64_t rounds = 0;
+        for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
+        // A round sends at most a block of this rank's range.
+        std::optional<Exchange> exchange;
+        exchange.emplace(ranks, std::min(block_records, records) * width, options.shared_memory);
+        report.shared_memory = exchange->shared_memory();
+        if (rank == 0 && !exchange->shared_memory_refused().empty() && sort.notice)
+            sort.notice("the ranks could not share memory (" + exchange->shared_memory_refused() + "); the exchange goes by MPI messages");
+        if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
+        // Round r + 1 is laid out (read, classified and scattered) on this thread while round r moves
+        // on another (Exchange): the rounds alternate between two halves of the send areas, and this
+        // rank's own records between two pieces. A part in memory takes every source's records straight
+        // into place, each source's after the last it sent; a part in a temp file takes them into
+        // buffers, written to the file once their round has moved (the other sources' reused every
+        // round, this rank's own every other).
+        std::vector<Piece> from(static_cast<std::size_t>(p));
+        Piece own[2];
+        auto resized = [](Piece& piece, std::uint64_t bytes) {
+            piece.resize(static_cast<std::size_t>(bytes));
+            return piece.data();
+        };
+        auto land_at_cursor = [&](int source, std::uint64_t bytes) -> std::byte* {
+            std::uint64_t& at = cursor[static_cast<std::size_t>(source)];
+            if (at + bytes > received_memory->size())
+                throw std::logic_error("rank " + std::to_string(source) + " sent more than it counted");
+            std::byte* place = received_memory->data() + at;
+            at += bytes;
+            return place;
+        };
+        auto lay = [&](std::uint64_t round) {
+            Piece& mine = own[round % 2];
+            mine.clear();
+            step([&] {
+                if (round >= my_rounds) return;
+                read_block(round, false);
+                scatter(block, parts, static_cast<std::size_t>(p), width, [&](std::size_t part_of, std::uint64_t bytes) {
+                    if (part_of == static_cast<std::size_t>(rank))
+                        return received_memory ? land_at_cursor(rank, bytes) : resized(mine, bytes);
+                    report.exchange_bytes_sent += bytes;
+                    return exchange->piece(round, static_cast<int>(part_of), bytes);
+                });
+                if (progress) progress->add(block.size());
+            });
+        };
+        Step moving;  // the failures of the thread that moves the rounds (writing what they brought)
+        auto move = [&](std::uint64_t round) {
+            const auto transfer_start = Clock::now();
+            // Every other source's piece lands (its size every round, 0 included).
+            report.shared_bytes_sent += exchange->round(round, [&](int source, std::uint64_t bytes) -> std::byte* {
+                return received_memory ? land_at_cursor(source, bytes) : resized(from[static_cast<std::size_t>(source)], bytes);
+            });
+            report.step_seconds.transfer += seconds_since(transfer_start);
+            if (received_memory) return;
+            moving([&] {
+                for (int s = 0; s < p; ++s) {
+                    const auto source = static_cast<std::size_t>(s);
+                    const Piece& piece = s == rank ? own[round % 2] : from[source];
+                    io::write_parallel(*received, cursor[source], piece);
+                    cursor[source] += piece.size();
+                }
+            });
+        };
+        // A rank that failed goes on taking part in every round, sending nothing, until the exchange ends.
+        // Where MPI may not be called from another thread, each round moves (deferred) after the next is laid out.
+        const std::launch moving_thread = ranks.any_thread() ? std::launch::async : std::launch::deferred;
+        lay(0);
+        for (std::uint64_t round = 0; round < rounds; ++round) {
+            std::future<void> moved = std::async(moving_thread, move, round);
+            lay(round + 1);
+            moved.get();
+        }
+        exchange.reset();
+        ranks.agree(step.failure().empty() ? moving.failure() : step.failure());
+        input = InputFiles();
+        range_bytes = io::HostBuffer();
+        block_bytes_read = Piece();
+        range_parts.reset();
+        block_parts.reset();
+        from.clear();
+        own[0] = own[1] = Piece();
+        end_step(report.step_seconds.exchange);
     }
-    exchange.reset();
-    ranks.agree(step.failure().empty() ? moving.failure() : step.failure());
-    input = InputFiles();
-    range_bytes = io::HostBuffer();
-    block_bytes_read = Piece();
-    range_parts.reset();
-    block_parts.reset();
-    from.clear();
-    own[0] = own[1] = Piece();
-    end_step(report.step_seconds.exchange);
 
     // 4. OUTPUT, made before the sort: with --partitioned a file of each rank's own, else one file
     // that rank 0 creates under a hidden name and every rank opens to write its part of. Either
@@ -425,7 +433,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         local.input_memory = std::span<const std::byte>(received_memory->data(), received_memory->size());
         local.memory_bytes = std::max(kMinMemoryBudget, budget - part * width);
     } else {
-        local.input = "/proc/self/fd/" + std::to_string(received->fd());
+        if (received) local.input = "/proc/self/fd/" + std::to_string(received->fd());  // else INPUT itself
         local.memory_bytes = budget;
     }
     local.input_compression = local.output_compression = Compression::none;
