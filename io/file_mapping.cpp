@@ -10,12 +10,12 @@
 
 namespace gpusort::io {
 
-FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t size) : size_(size) {
+FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t size, Access access) : size_(size) {
     if (size == 0) return;
     const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     lead_ = static_cast<std::size_t>(offset % page);
-    void* p = sys::mmap(nullptr, size + lead_, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(),
-                        static_cast<off_t>(offset - lead_));
+    const int protection = access == Access::read ? PROT_READ : PROT_READ | PROT_WRITE;
+    void* p = sys::mmap(nullptr, size + lead_, protection, MAP_SHARED, file.fd(), static_cast<off_t>(offset - lead_));
     if (p == MAP_FAILED) throw_errno("cannot map", file.path(), errno);
     ::madvise(p, size + lead_, MADV_HUGEPAGE);  // advice only: large folios where the file system has them
     data_ = static_cast<std::byte*>(p) + lead_;

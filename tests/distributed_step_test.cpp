@@ -50,31 +50,36 @@ TEST(ExchangeMemory, TheExchangeHoldsAtMostTheBudget) {
     for (const std::uint64_t budget : {8 * MiB, 100 * MiB, 3 * GiB, 60 * GiB})
         for (const std::size_t width : {std::size_t{1}, std::size_t{8}, std::size_t{100}})
             for (const std::uint64_t range : {std::uint64_t{0}, MiB, budget / 8, budget / 3, budget, 4 * budget})
-                for (const int ranks : {1, 2, 7, 64}) {
-                    const ExchangeMemory plan = plan_exchange_memory(budget, range / width, width, ranks);
-                    const std::uint64_t range_bytes = range / width * width;
-                    EXPECT_EQ(plan.range_bytes, range_bytes);
-                    EXPECT_EQ(plan.block % width, 0u);
-                    EXPECT_GE(plan.block, std::max<std::uint64_t>(width, MiB / width * width));
-                    EXPECT_LE(plan.block, 256 * MiB);
-                    EXPECT_EQ(plan.keep_parts, range / width * 4 <= budget / 4);
-                    if (plan.keep_range) {
-                        const std::uint64_t expected = std::min(range_bytes + range_bytes / 10, budget / 2);
-                        EXPECT_TRUE(plan.part_in_memory(expected)) << budget << " " << range << " " << width << " " << ranks;
-                    }
-                    for (const std::uint64_t part : {std::uint64_t{0}, range_bytes, range_bytes * 2, budget / 2, budget})
-                        if (plan.part_in_memory(part)) {
-                            EXPECT_LE(part, budget / 2);
-                            EXPECT_LE(plan.held() + part, budget) << budget << " " << range << " " << width << " " << ranks;
+                for (const int ranks : {1, 2, 7, 64})
+                    for (const bool mapped : {false, true}) {
+                        const ExchangeMemory plan = plan_exchange_memory(budget, range / width, width, ranks, mapped);
+                        const std::uint64_t range_bytes = range / width * width;
+                        EXPECT_EQ(plan.range_bytes, range_bytes);
+                        EXPECT_EQ(plan.range_mapped, mapped);
+                        EXPECT_EQ(plan.block % width, 0u);
+                        EXPECT_GE(plan.block, std::max<std::uint64_t>(width, MiB / width * width));
+                        EXPECT_LE(plan.block, 256 * MiB);
+                        EXPECT_EQ(plan.keep_parts, range / width * 4 <= budget / 4);
+                        if (mapped) {
+                            EXPECT_FALSE(plan.keep_range);
                         }
-                }
+                        if (plan.keep_range) {
+                            const std::uint64_t expected = std::min(range_bytes + range_bytes / 10, budget / 2);
+                            EXPECT_TRUE(plan.part_in_memory(expected)) << budget << " " << range << " " << width << " " << ranks;
+                        }
+                        for (const std::uint64_t part : {std::uint64_t{0}, range_bytes, range_bytes * 2, budget / 2, budget})
+                            if (plan.part_in_memory(part)) {
+                                EXPECT_LE(part, budget / 2);
+                                EXPECT_LE(plan.held() + part, budget) << budget << " " << range << " " << width << " " << ranks;
+                            }
+                    }
 }
 
 // The cases the tests of gpusort-mpi run into, and the one the old rule of a quarter of the budget
 // missed: 16 GiB of u64 per rank in a budget of 60 GiB, kept (INPUT read once) with its part in
 // memory.
 TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
-    ExchangeMemory plan = plan_exchange_memory(60 * GiB, 2 * GiB, 8, 2);
+    ExchangeMemory plan = plan_exchange_memory(60 * GiB, 2 * GiB, 8, 2, false);
     EXPECT_TRUE(plan.keep_parts);
     EXPECT_TRUE(plan.keep_range);
     EXPECT_EQ(plan.block, 256 * MiB);
@@ -83,7 +88,7 @@ TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
     // 8 MB of u64 on one rank in 8 MiB: nothing kept (the parts alone take half), the part in a temp
     // file; a block of an eighth of the budget (two rounds' send areas, the block read, and what a
     // round may bring besides).
-    plan = plan_exchange_memory(8 * MiB, 1000003, 8, 1);
+    plan = plan_exchange_memory(8 * MiB, 1000003, 8, 1, false);
     EXPECT_FALSE(plan.keep_parts);
     EXPECT_FALSE(plan.keep_range);
     EXPECT_EQ(plan.block, MiB);
@@ -91,17 +96,24 @@ TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
     EXPECT_FALSE(plan.part_in_memory(8000024));
     // The same on 3 ranks: the parts kept, and the part in memory; the range is not kept (beside two
     // send areas, the parts and the part expected it would take more than 8 MiB), and is within 16 MiB.
-    plan = plan_exchange_memory(8 * MiB, 333335, 8, 3);
+    plan = plan_exchange_memory(8 * MiB, 333335, 8, 3, false);
     EXPECT_TRUE(plan.keep_parts);
     EXPECT_FALSE(plan.keep_range);
     EXPECT_EQ(plan.held(), 3 * MiB + 333335 * 4);
     EXPECT_TRUE(plan.part_in_memory(333335 * 8));
-    plan = plan_exchange_memory(16 * MiB, 333335, 8, 3);
+    plan = plan_exchange_memory(16 * MiB, 333335, 8, 3, false);
     EXPECT_TRUE(plan.keep_range);
     EXPECT_EQ(plan.held(), 2 * plan.block + 333335 * 12);
     EXPECT_TRUE(plan.part_in_memory(333335 * 8));
+    // The same range mapped from INPUT: neither kept nor read into a block, it takes none of the
+    // budget, so that the part fits in memory beside two send areas and the parts.
+    plan = plan_exchange_memory(8 * MiB, 333335, 8, 3, true);
+    EXPECT_TRUE(plan.keep_parts);
+    EXPECT_FALSE(plan.keep_range);
+    EXPECT_EQ(plan.held(), 2 * MiB + 333335 * 4);
+    EXPECT_TRUE(plan.part_in_memory(333335 * 8));
     // 100-byte records: blocks of whole records.
-    plan = plan_exchange_memory(8 * MiB, 60001, 100, 4);
+    plan = plan_exchange_memory(8 * MiB, 60001, 100, 4, false);
     EXPECT_EQ(plan.block, MiB / 100 * 100);
 }
 

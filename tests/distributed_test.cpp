@@ -191,6 +191,7 @@ TEST(Distributed, OneRankSortsInputStraightFromItsFile) {
     const auto& mine = stats.get_child("per_rank").begin()->second;
     EXPECT_EQ(stats.get<int>("splitters"), 0);
     EXPECT_EQ(mine.get<std::uint64_t>("part_records"), 100000u);
+    EXPECT_EQ(mine.get<std::string>("range_read"), "sort");
     EXPECT_EQ(mine.get<double>("seconds.samples"), 0);
     EXPECT_EQ(mine.get<double>("seconds.counting"), 0);
     EXPECT_EQ(mine.get<double>("seconds.exchange"), 0);
@@ -199,7 +200,10 @@ TEST(Distributed, OneRankSortsInputStraightFromItsFile) {
     const Result listed = mpi_sort(1, {"--input-list", dir / "list", "--stats", "-", dir / "listed"});
     ASSERT_EQ(listed.status(), 0) << listed.err;
     EXPECT_TRUE(read_text(dir / "listed") == expected);
-    EXPECT_GT(stats_of(listed.err).get_child("per_rank").begin()->second.get<double>("seconds.counting"), 0);
+    const auto listed_stats = stats_of(listed.err);
+    const auto& listed_rank = listed_stats.get_child("per_rank").begin()->second;
+    EXPECT_EQ(listed_rank.get<std::string>("range_read"), "map");
+    EXPECT_GT(listed_rank.get<double>("seconds.counting"), 0);
 }
 
 TEST(Distributed, UniqueKeepsTheFirstOfEachKeyAcrossRanks) {
@@ -442,6 +446,27 @@ TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     gen({"--format", "gensort", "--count", "60001", "--seed", "16", dir / "in.dat"});
     expect_same_as_one_process(dir, dir / "in.dat", {"--format", "gensort", "--memory", "8M"}, {"--format", "gensort"},
                                "gensort in 8 MiB");
+    // The u64 records as two files of an --input-list, cut at record 123457: a range that lies in
+    // one of them is mapped; one across both is read into memory once where the budget holds it,
+    // else block by block, twice (within 8 MiB).
+    const std::string whole = read_text(dir / "in");
+    write_text(dir / "a", whole.substr(0, 8 * 123457));
+    write_text(dir / "b", whole.substr(8 * 123457));
+    write_text(dir / "list", dir / "a" + "\n" + dir / "b" + "\n");
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    const std::string expected = read_text(dir / "one");
+    for (const bool small : {false, true}) {
+        std::vector<std::string> args = {"--input-list", dir / "list", "--stats", "-", dir / "many"};
+        if (small) args.insert(args.begin(), {"--memory", "8M"});
+        const Result r = mpi_sort(2, args);
+        ASSERT_EQ(r.status(), 0) << r.err;
+        EXPECT_TRUE(read_text(dir / "many") == expected) << small;
+        ::unlink((dir / "many").c_str());
+        const auto stats = stats_of(r.err);
+        std::vector<std::string> read;
+        for (const auto& [_, rank] : stats.get_child("per_rank")) read.push_back(rank.get<std::string>("range_read"));
+        EXPECT_EQ(read, (std::vector<std::string>{small ? "twice" : "kept", "map"})) << small;
+    }
 }
 
 // The ranks of one host exchange records through shared memory (each lays its pieces out in its
@@ -476,6 +501,7 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
             const auto sent = rank.get<std::uint64_t>("exchange_bytes_sent");
             const auto shared = rank.get<std::uint64_t>("shared_bytes_sent");
             EXPECT_GT(sent, 1000000u) << what;  // about two thirds of a third of 8 MB
+            EXPECT_EQ(rank.get<std::string>("range_read"), "map") << what;  // one INPUT file
             if (c.exchange == "shared")
                 EXPECT_EQ(shared, sent) << what;
             else

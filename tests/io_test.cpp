@@ -238,6 +238,22 @@ TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
     EXPECT_TRUE(back == data);
 }
 
+// A read map of a file opened for reading, at an offset inside a page, gives the file's bytes; a
+// writable map of it is refused.
+TEST(FileMapping, ReadMapsGiveTheBytesOfAFileOpenedForReading) {
+    ScratchDir dir;
+    std::vector<std::byte> data(3 * 4096 + 555);
+    std::mt19937_64 rng(5);
+    for (auto& b : data) b = static_cast<std::byte>(rng());
+    write_text(dir / "in", std::string(reinterpret_cast<const char*>(data.data()), data.size()));
+    const io::File file = io::File::open_read(dir / "in");
+    const std::size_t offset = 4096 + 3, length = data.size() - offset - 7;
+    const io::FileMapping map(file, offset, length, io::FileMapping::Access::read);
+    ASSERT_EQ(map.size(), length);
+    EXPECT_EQ(std::memcmp(map.data(), data.data() + offset, length), 0);
+    EXPECT_THROW(io::FileMapping(file, 0, data.size()), io::IoError);
+}
+
 TEST(TempFile, LeavesNothingInItsFolder) {
     ScratchDir dir;
     {

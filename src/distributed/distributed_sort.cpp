@@ -237,26 +237,35 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         end_step(report.step_seconds.samples);
 
         // 3. The counted exchange: every record of the range goes to the rank of its part.
-        // The part of every record of the range, and the records themselves, are kept from the counting
-        // pass where the budget holds them (exchange_memory.hpp): the exchange then does not classify
-        // the records again, and reads INPUT no more.
-        const ExchangeMemory memory = plan_exchange_memory(budget, records, width, p);
+        // The range is read through a map of INPUT where it lies in one file: the counting pass and
+        // the exchange then read the page cache's pages and copy nothing. Else the records are kept
+        // from the counting pass where the budget holds them. The part of every record is kept from
+        // it where the budget holds them (exchange_memory.hpp): the exchange then does not classify
+        // the records again.
+        std::unique_ptr<io::FileMapping> range_map;
+        step([&] {
+            if (records > 0) range_map = input.map(first * width, records * width);
+        });
+        const ExchangeMemory memory = plan_exchange_memory(budget, records, width, p, range_map != nullptr);
+        report.range_read = range_map ? "map" : memory.keep_range ? "kept" : "twice";
         const std::uint64_t block_records = memory.block / width;
         const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
         const bool keep_parts = memory.keep_parts;
         const bool keep_range = memory.keep_range;
         std::unique_ptr<std::uint32_t[]> range_parts;
         io::HostBuffer range_bytes;                    // the range's records, when kept
-        Piece block_bytes_read;                        // the block's records, when the range's are not kept
+        Piece block_bytes_read;                        // the block's records, when the range is neither mapped nor kept
         std::span<const std::byte> block;              // the records of the block
         std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
         std::span<const std::uint32_t> parts;          // of the records of the block
-        // Reads block `round` of this rank's range (or takes it from the range kept in the counting
-        // pass) and finds the part of each of its records (or takes the parts kept then).
+        // Reads block `round` of this rank's range (or takes it from the map, or from the range kept
+        // in the counting pass) and finds the part of each of its records (or takes the parts kept then).
         auto read_block = [&](std::uint64_t round, bool counting) {
             const std::uint64_t at = round * block_records;
             const std::size_t n = static_cast<std::size_t>(std::min(block_records, records - at));
-            if (keep_range) {
+            if (range_map) {
+                block = std::span<const std::byte>(range_map->data() + at * width, n * width);
+            } else if (keep_range) {
                 const std::span<std::byte> bytes(range_bytes.data() + at * width, n * width);
                 if (counting) input.read((first + at) * width, bytes);
                 block = bytes;
@@ -391,6 +400,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         }
         exchange.reset();
         ranks.agree(step.failure().empty() ? moving.failure() : step.failure());
+        range_map.reset();
         input = InputFiles();
         range_bytes = io::HostBuffer();
         block_bytes_read = Piece();

@@ -58,6 +58,10 @@ struct DistributedReport {
     std::vector<std::uint64_t> part_records;      // records of every rank's part, as received
     std::uint64_t output_records = 0;             // records of all parts, after --unique
     std::uint64_t splitters = 0;
+    // How this rank read its range: "map" (through a map of INPUT), "kept" (read once, into memory,
+    // in the counting pass), "twice" (block by block in the counting pass and again in the
+    // exchange), or "sort" (one rank: the sort of its part read INPUT itself).
+    std::string range_read = "sort";
     std::uint64_t memory_budget = 0;              // this rank's (--memory, or its share of the host's default)
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others

@@ -46,10 +46,14 @@ InputFiles::InputFiles(const std::vector<std::string>& paths, std::size_t record
     }
 }
 
+std::vector<InputFiles::Member>::const_iterator InputFiles::member_at(std::uint64_t offset) const {
+    return std::upper_bound(members_.begin(), members_.end(), offset,
+                            [](std::uint64_t at, const Member& m) { return at < m.start + m.size; });
+}
+
 void InputFiles::read(std::uint64_t offset, std::span<std::byte> bytes) const {
     // The first file that ends past offset, then on until the bytes are filled.
-    auto it = std::upper_bound(members_.begin(), members_.end(), offset,
-                               [](std::uint64_t at, const Member& m) { return at < m.start + m.size; });
+    auto it = member_at(offset);
     for (; !bytes.empty(); ++it) {
         if (it == members_.end()) throw SortError("a read past the end of INPUT (a bug)");
         const std::uint64_t within = offset - it->start;
@@ -57,6 +61,16 @@ void InputFiles::read(std::uint64_t offset, std::span<std::byte> bytes) const {
         io::read_parallel(it->file, within, bytes.first(n));
         bytes = bytes.subspan(n);
         offset += n;
+    }
+}
+
+std::unique_ptr<io::FileMapping> InputFiles::map(std::uint64_t offset, std::uint64_t bytes) const {
+    const auto it = member_at(offset);
+    if (it == members_.end() || offset + bytes > it->start + it->size) return nullptr;
+    try {
+        return std::make_unique<io::FileMapping>(it->file, offset - it->start, bytes, io::FileMapping::Access::read);
+    } catch (const io::IoError&) {
+        return nullptr;  // a file system without maps: read() reads it as well
     }
 }
 

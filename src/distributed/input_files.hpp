@@ -6,8 +6,10 @@
 
 #include "gpusort/compression.hpp"
 #include "io/file.hpp"
+#include "io/file_mapping.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +33,10 @@ public:
     std::uint64_t size() const { return size_; }  // bytes of all files together
     // Bytes [offset, offset + bytes.size()) of the concatenation, each file's share read in parallel.
     void read(std::uint64_t offset, std::span<std::byte> bytes) const;
+    // A read map of bytes [offset, offset + bytes) of the concatenation when they lie in one file
+    // (always, with one file) that can be mapped, else null: read() then reads them. The map's pages
+    // raise SIGBUS when touched if the file shrinks under it (as one being rewritten might).
+    std::unique_ptr<io::FileMapping> map(std::uint64_t offset, std::uint64_t bytes) const;
 
 private:
     struct Member {
@@ -38,6 +44,8 @@ private:
         std::uint64_t start = 0;  // its first byte in the concatenation
         std::uint64_t size = 0;
     };
+    // The first member that ends past `offset`.
+    std::vector<Member>::const_iterator member_at(std::uint64_t offset) const;
     std::vector<Member> members_;
     std::uint64_t size_ = 0;
 };

@@ -101,7 +101,8 @@ std::string rank_json(const DistributedReport& report, int rank) {
     const auto& t = report.step_seconds;
     const std::uint64_t part = report.part_records.empty() ? 0 : report.part_records[static_cast<std::size_t>(rank)];
     std::ostringstream out;
-    out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"part_records\": " << part
+    out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"range_read\": \""
+        << report.range_read << "\", \"part_records\": " << part
         << ", \"memory_budget\": " << report.memory_budget
         << ", \"device_memory_budget\": " << (report.part.plan.device ? report.part.plan.device->budget_bytes : 0)
         << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
