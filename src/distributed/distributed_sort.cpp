@@ -132,15 +132,16 @@ int device_of_local_rank(int local_rank) {
 #endif
 }
 
-std::optional<std::uint64_t> default_device_budget(const SortOptions& sort, int local_rank, int local_ranks) {
+std::optional<std::uint64_t> prepare_device(const SortOptions& sort, int local_rank, int local_ranks) {
 #ifdef GPUSORT_WITH_GPU
-    if (sort.device_memory_bytes || sort.backend == Backend::cpu) return std::nullopt;
+    if (sort.backend == Backend::cpu) return std::nullopt;
     const int devices = gpu::device_count();
     if (devices == 0) return std::nullopt;
     const int sharing = ranks_sharing_device(local_rank, local_ranks, devices);
-    if (sharing == 1) return std::nullopt;
     try {
-        return device_memory_available(gpu::device_info(sort.device).free_bytes) / static_cast<std::uint64_t>(sharing);
+        const std::uint64_t free_bytes = gpu::device_info(sort.device).free_bytes;  // makes the context
+        if (sort.device_memory_bytes || sharing == 1) return std::nullopt;
+        return device_memory_available(free_bytes) / static_cast<std::uint64_t>(sharing);
     } catch (const std::exception&) {
         return std::nullopt;  // the sort itself says what is wrong with the GPU
     }
@@ -166,6 +167,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // The classification of records runs on --threads threads, as the sort does.
     const tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                                       std::max(1u, sort.threads.value_or(default_threads())));
+
+    // The GPU's context, and the rank's share of its memory where ranks share it, on a thread of
+    // their own while the ranks sample, count and exchange: the part's sort then finds it made.
+    std::future<std::optional<std::uint64_t>> device_share =
+        std::async(std::launch::async, [&] { return prepare_device(sort, options.local_rank, options.local_ranks); });
+    std::optional<std::uint64_t> device_budget = sort.device_memory_bytes;
 
     // 1. The key, INPUT and this rank's range of it.
     const KeySpec spec = sort.records.value_or(whole_record_key(sort.order.type, sort.order.descending));
@@ -411,6 +418,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         end_step(report.step_seconds.exchange);
     }
 
+    // Every rank has read its share of the GPU before the ranks agree that OUTPUT is made (below),
+    // so before any of them sorts.
+    step([&] {
+        if (const auto share = device_share.get()) device_budget = share;
+    });
+
     // 4. OUTPUT, made before the sort: with --partitioned a file of each rank's own, else one file
     // that rank 0 creates under a hidden name and every rank opens to write its part of. Either
     // appears only once every rank has written its part.
@@ -439,6 +452,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // with --unique (how many records each part keeps is known only once all are sorted) into a temp
     // file, whose kept records are then copied there.
     SortOptions local = sort;
+    local.device_memory_bytes = device_budget;
     if (received_memory) {
         local.input_memory = std::span<const std::byte>(received_memory->data(), received_memory->size());
         local.memory_bytes = std::max(kMinMemoryBudget, budget - part * width);

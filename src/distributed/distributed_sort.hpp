@@ -38,15 +38,18 @@ struct DistributedOptions {
     bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
     bool input_list = false;   // sort.input names a list of files (--input-list), sorted as one INPUT
     bool shared_memory = true; // the ranks of a host exchange through shared memory (false: --exchange messages)
+    int local_rank = 0;        // this rank among the ranks of its host, as the launcher says
+    int local_ranks = 1;       // the ranks of its host
 };
 
 // The GPU of the rank that is `local_rank` among the ranks of its host: local_rank mod the GPUs.
 int device_of_local_rank(int local_rank);
 
-// The --device-memory a rank takes by default: where the ranks of its host share its GPU, each an
-// equal share of the GPU's memory available now (before any of them sorts), else none set (the
-// single-process default). None either with --device-memory, --backend cpu or no GPU.
-std::optional<std::uint64_t> default_device_budget(const SortOptions& sort, int local_rank, int local_ranks);
+// Makes the context of the rank's GPU (a few tenths of a second) and returns the --device-memory
+// the rank takes by default: where the ranks of its host share its GPU, each an equal share of the
+// GPU's memory available now (before any of them sorts), else none set (the single-process
+// default). None either with --device-memory, --backend cpu or no GPU (which make no context).
+std::optional<std::uint64_t> prepare_device(const SortOptions& sort, int local_rank, int local_ranks);
 
 // The name of rank `rank`'s file under --partitioned: OUTPUT.00000 and on.
 std::string partition_name(const std::string& output, int rank);

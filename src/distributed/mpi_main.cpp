@@ -197,9 +197,8 @@ int main(int argc, char** argv) {
         } else if (status == 0) {
             options.sort = command.sort;
             options.sort.device = device_of_local_rank(local_rank());
-            // Ranks that share a GPU share its memory (read now, before any of them sorts).
-            if (const auto share = default_device_budget(options.sort, local_rank(), local_ranks()))
-                options.sort.device_memory_bytes = share;
+            options.local_rank = local_rank();
+            options.local_ranks = local_ranks();
             if (!command.quiet) {
                 const int rank = ranks.rank();
                 options.sort.notice = [rank](const std::string& text) {
