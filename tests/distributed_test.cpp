@@ -2,9 +2,11 @@
 // its OUTPUT is byte-identical to gpusort-file's on the same input for every key type and record
 // layout, skewed, all-equal and sorted data, ranks with no data, --unique and --descending;
 // --partitioned gives files that concatenate to the same bytes; the parts stay balanced; a rank
-// that fails ends every rank with one message, no OUTPUT and no temp file.
+// that fails ends every rank with one message, no OUTPUT and no temp file. On the GPU backend
+// (DistributedGpu, skipped where no GPU can be used), 1 to 3 ranks, one GPU each or sharing them.
 #include "cli_run.hpp"
 #include "fault_hook_log.hpp"
+#include "gpu_skip.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -33,9 +35,12 @@ void allow_mpirun() {
     ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
 }
 
-Result mpi_sort(int ranks, const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"--oversubscribe", "-n", std::to_string(ranks), GPUSORT_MPI_BIN,
-                                    "--backend", "cpu", "--threads", "1"};
+// gpusort-mpi on `ranks` ranks: on the CPU backend with one thread per rank (the CI machine has 2
+// cores for up to 4 ranks), or on the GPU backend with 4, each rank on GPU rank mod the GPUs of the
+// host. --threads also keeps the note on CPUs left idle by the launcher's binding away.
+Result mpi_sort(int ranks, const std::vector<std::string>& args, const std::string& backend = "cpu") {
+    std::vector<std::string> all = {"--oversubscribe", "-n", std::to_string(ranks), GPUSORT_MPI_BIN, "--backend", backend};
+    all.insert(all.end(), {"--threads", backend == "cpu" ? "1" : "4"});
     all.insert(all.end(), args.begin(), args.end());
     return run(GPUSORT_MPIEXEC, all, allow_mpirun);
 }
@@ -51,10 +56,12 @@ void gen(const std::vector<std::string>& args) {
     ASSERT_EQ(r.status(), 0) << r.err;
 }
 
-// Sorts `input` with gpusort-file and with gpusort-mpi on 1 to 4 ranks under `options`, and
-// expects the same bytes; gpusort-check (given `check` options) confirms the reference.
+// Sorts `input` with gpusort-file on the CPU and with gpusort-mpi on 1 to `most_ranks` ranks (on
+// `backend`) under `options`, and expects the same bytes; gpusort-check (given `check` options)
+// confirms the reference.
 void expect_same_as_one_process(const ScratchDir& dir, const std::string& input, const std::vector<std::string>& options,
-                                const std::vector<std::string>& check, const std::string& what) {
+                                const std::vector<std::string>& check, const std::string& what,
+                                const std::string& backend = "cpu", int most_ranks = 4) {
     std::vector<std::string> args = options;
     args.insert(args.end(), {input, dir / "one"});
     Result r = file_sort(args);
@@ -73,10 +80,10 @@ void expect_same_as_one_process(const ScratchDir& dir, const std::string& input,
     r = run(GPUSORT_CHECK_BIN, check_args);
     ASSERT_EQ(r.status(), 0) << what << ": " << r.out << r.err;
     const std::string expected = read_text(dir / "one");
-    for (int ranks = 1; ranks <= 4; ++ranks) {
+    for (int ranks = 1; ranks <= most_ranks; ++ranks) {
         std::vector<std::string> mpi_args = options;
         mpi_args.insert(mpi_args.end(), {input, dir / "many"});
-        r = mpi_sort(ranks, mpi_args);
+        r = mpi_sort(ranks, mpi_args, backend);
         ASSERT_EQ(r.status(), 0) << what << " on " << ranks << " ranks: " << r.err;
         EXPECT_EQ(r.err, "") << what << " on " << ranks << " ranks";
         EXPECT_TRUE(read_text(dir / "many") == expected) << what << " on " << ranks << " ranks: not the same bytes";
@@ -577,4 +584,43 @@ TEST(Distributed, RanksOfAHostShareTheDefaultMemoryBudget) {
         EXPECT_LT(budget, one[0] / 2) << "one rank alone: " << one[0];
     }
     for (const std::uint64_t budget : budgets(3, {"--memory", "8M"})) EXPECT_EQ(budget, std::uint64_t{8} << 20);
+}
+
+// On the GPU (skipped where none can be used): every rank sorts its part on GPU rank mod the GPUs of
+// its host (3 ranks on 2 GPUs share one; on one GPU all share it and, without --device-memory, its
+// memory), in one chunk and in many under a small --device-memory (merged on the device): the same
+// bytes as gpusort-file on the CPU, for whole-record keys of both orders, floats with NaNs and
+// infinities, records with key fields, gensort records and --unique.
+TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
+    SKIP_WITHOUT_GPU();
+    ScratchDir dir;
+    gen({"--count", "2000003", "--seed", "21", dir / "u64"});
+    expect_same_as_one_process(dir, dir / "u64", {}, {}, "u64 on the GPU", "gpu", 3);
+    expect_same_as_one_process(dir, dir / "u64", {"--device-memory", "2M", "--descending"}, {"--descending"},
+                               "u64 descending under --device-memory 2M", "gpu", 3);
+    gen({"--type", "f32", "--count", "1000001", "--special", "--seed", "22", dir / "f32"});
+    expect_same_as_one_process(dir, dir / "f32", {"--type", "f32", "--device-memory", "1M"}, {"--type", "f32"},
+                               "f32 with NaNs under --device-memory 1M", "gpu", 3);
+    gen({"--count", "600000", "--dist", "few-unique", "--seed", "23", dir / "rec"});
+    const std::vector<std::string> keys = {"--record-size", "16", "--key", "2:u16", "--key", "8:bytes:4:desc"};
+    std::vector<std::string> small = keys;
+    small.insert(small.end(), {"--device-memory", "1M"});
+    expect_same_as_one_process(dir, dir / "rec", small, keys, "records under --device-memory 1M", "gpu", 3);
+    gen({"--format", "gensort", "--count", "200001", "--seed", "24", dir / "gensort"});
+    expect_same_as_one_process(dir, dir / "gensort", {"--format", "gensort", "--device-memory", "4M"},
+                               {"--format", "gensort"}, "gensort under --device-memory 4M", "gpu", 3);
+    expect_same_as_one_process(dir, dir / "rec", {"--unique"}, {"--unique"}, "few-unique u64, --unique", "gpu", 3);
+
+    // Each rank says which GPU sorted its part, and took the --device-memory given.
+    const Result r = mpi_sort(2, {"--device-memory", "2M", "--stats", "-", dir / "u64", dir / "out"}, "gpu");
+    ASSERT_EQ(r.status(), 0) << r.err;
+    const auto stats = stats_of(r.err);
+    int ranks = 0;
+    for (const auto& [_, mine] : stats.get_child("per_rank")) {
+        EXPECT_NE(mine.get<std::string>("backend"), "cpu") << r.err;
+        EXPECT_EQ(mine.get<std::uint64_t>("device_memory_budget"), std::uint64_t{2} << 20) << r.err;
+        EXPECT_GT(mine.get<std::uint64_t>("runs"), 1u) << r.err;
+        ++ranks;
+    }
+    EXPECT_EQ(ranks, 2);
 }
