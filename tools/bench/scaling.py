@@ -23,8 +23,9 @@ run. Writes scaling.csv, scaling.md and (with matplotlib) scaling.png into --out
 --quick: 8 MiB on the CPU backend with 1 and 2 ranks, a check of the whole run in seconds.
 --mpi-options: options for gpusort-mpi alone, as one string (e.g. "--exchange messages"); the
 table's `exchange` column says how the records crossed.
-The disk must hold the input, the output, the ranks' temp files and the shares (about 5 times the
-data): checked up front.
+The disk must hold the input and, at once, either gpusort-mpi's output or the shares with their
+outputs (3 times the data, checked up front; with 1 rank the share is the input itself), and the
+temp files of any run that spills (each program checks its own room and says so).
 """
 import argparse
 import csv
@@ -118,8 +119,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
     free = shutil.disk_usage(work).free
-    if 5 * size > free:
-        sys.exit(f"scaling.py: {size / 1e9:.1f} GB of data need about {5 * size / 1e9:.0f} GB in {work}; "
+    if 3 * size > free:
+        sys.exit(f"scaling.py: {size / 1e9:.1f} GB of data need about {3 * size / 1e9:.0f} GB in {work}; "
                  f"{free / 1e9:.0f} GB are free (a smaller --size)")
     env = dict(os.environ)
     if os.geteuid() == 0:  # Open MPI refuses root without these
@@ -157,19 +158,18 @@ def main():
         median = statistics.median(times)
         report = reports[sorted(range(len(times)), key=times.__getitem__)[len(times) // 2]]
 
-        # The ceiling: n gpusort-file processes at once, each on its own share.
-        shares = [os.path.join(work, f"share{i}.bin") for i in range(n)]
+        # The ceiling: n gpusort-file processes at once, each on its own share (with 1 rank, the input).
+        shares = [data] if n == 1 else [os.path.join(work, f"share{i}.bin") for i in range(n)]
         records = size // record
-        with open(data, "rb") as src:
-            for i, share in enumerate(shares):
-                first, last = records * i // n, records * (i + 1) // n
-                with open(share, "wb") as dst:
-                    src.seek(first * record)
-                    left = (last - first) * record
-                    while left:
-                        block = src.read(min(left, 256 << 20))
-                        dst.write(block)
-                        left -= len(block)
+        for i, share in enumerate(shares if n > 1 else []):
+            first, last = records * i // n, records * (i + 1) // n
+            with open(data, "rb") as src, open(share, "wb") as dst:
+                src.seek(first * record)
+                left = (last - first) * record
+                while left:
+                    block = src.read(min(left, 256 << 20))
+                    dst.write(block)
+                    left -= len(block)
         subprocess.run(["cat"] + shares, stdout=subprocess.DEVNULL, check=True)
         envs = []
         for i in range(n):
@@ -184,7 +184,7 @@ def main():
             ceiling_times.append(timed(commands, envs))
         for s in shares:
             check(names["gpusort-check"], keys, s, s + ".out")
-        fresh(*shares, *(s + ".out" for s in shares))
+        fresh(*(s for s in shares if s != data), *(s + ".out" for s in shares))
         ceiling = statistics.median(ceiling_times)
 
         slowest = max(report["per_rank"], key=lambda r: r["seconds"]["total"])
