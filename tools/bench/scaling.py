@@ -7,7 +7,8 @@ not exist yet, `sync` before each, --repeat runs (median kept):
   gpusort-mpi   mpirun -n n gpusort-mpi --stats ... INPUT OUTPUT (checked by gpusort-check --input)
   ceiling       n gpusort-file processes at once, process i on GPU i, each sorting its n-th of the
                 file (made once as a file of its own, untimed): what the host gives n ranks when
-                nothing is exchanged (each share checked by gpusort-check --input)
+                nothing is exchanged (each share checked by gpusort-check --input); with 1 rank,
+                gpusort-file on the whole file, the one-process baseline
   cp            cp of the same file, once per sitting
 The table gives, per row: the times, gpusort-mpi over the ceiling and over cp, the efficiency
 (time on 1 rank / (n x time on n)), the partition imbalance, the exchange's GB/s per rank, and the
