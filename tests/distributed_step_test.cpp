@@ -59,7 +59,7 @@ TEST(ExchangeMemory, TheExchangeHoldsAtMostTheBudget) {
                         EXPECT_EQ(plan.block % width, 0u);
                         EXPECT_GE(plan.block, std::max<std::uint64_t>(width, MiB / width * width));
                         EXPECT_LE(plan.block, 256 * MiB);
-                        EXPECT_EQ(plan.keep_parts, range / width * 4 <= budget / 4);
+                        EXPECT_EQ(plan.keep_parts, range / width * 2 <= budget / 4);
                         if (mapped) {
                             EXPECT_FALSE(plan.keep_range);
                         }
@@ -85,33 +85,34 @@ TEST(ExchangeMemory, WhatIsKeptForSomeRanges) {
     EXPECT_EQ(plan.block, 256 * MiB);
     EXPECT_TRUE(plan.part_in_memory(16 * GiB + 16 * GiB / 20));  // 5% above an even share
     EXPECT_FALSE(plan.part_in_memory(31 * GiB));                  // beyond half the budget
-    // 8 MB of u64 on one rank in 8 MiB: nothing kept (the parts alone take half), the part in a temp
-    // file; a block of an eighth of the budget (two rounds' send areas, the block read, and what a
-    // round may bring besides).
-    plan = plan_exchange_memory(8 * MiB, 1000003, 8, 1, false);
+    // 8.8 MB of u64 on one rank in 8 MiB: nothing kept (the parts alone, 2 bytes a record, take more
+    // than a quarter), the part in a temp file; a block of an eighth of the budget (two rounds' send
+    // areas, the block read, and what a round may bring besides).
+    plan = plan_exchange_memory(8 * MiB, 1100003, 8, 1, false);
     EXPECT_FALSE(plan.keep_parts);
     EXPECT_FALSE(plan.keep_range);
     EXPECT_EQ(plan.block, MiB);
     EXPECT_EQ(plan.held(), 3 * MiB);
-    EXPECT_FALSE(plan.part_in_memory(8000024));
-    // The same on 3 ranks: the parts kept, and the part in memory; the range is not kept (beside two
-    // send areas, the parts and the part expected it would take more than 8 MiB), and is within 16 MiB.
-    plan = plan_exchange_memory(8 * MiB, 333335, 8, 3, false);
+    EXPECT_FALSE(plan.part_in_memory(8800024));
+    // 3.2 MB on each of 3 ranks: the parts kept, and the part in memory; the range is not kept
+    // (beside two send areas of 1 MiB, the parts and the part expected it would take 9.6 MB), and
+    // is within 16 MiB.
+    plan = plan_exchange_memory(8 * MiB, 400003, 8, 3, false);
     EXPECT_TRUE(plan.keep_parts);
     EXPECT_FALSE(plan.keep_range);
-    EXPECT_EQ(plan.held(), 3 * MiB + 333335 * 4);
-    EXPECT_TRUE(plan.part_in_memory(333335 * 8));
-    plan = plan_exchange_memory(16 * MiB, 333335, 8, 3, false);
+    EXPECT_EQ(plan.held(), 3 * MiB + 400003 * 2);
+    EXPECT_TRUE(plan.part_in_memory(400003 * 8));
+    plan = plan_exchange_memory(16 * MiB, 400003, 8, 3, false);
     EXPECT_TRUE(plan.keep_range);
-    EXPECT_EQ(plan.held(), 2 * plan.block + 333335 * 12);
-    EXPECT_TRUE(plan.part_in_memory(333335 * 8));
+    EXPECT_EQ(plan.held(), 2 * plan.block + 400003 * 10);
+    EXPECT_TRUE(plan.part_in_memory(400003 * 8));
     // The same range mapped from INPUT: neither kept nor read into a block, it takes none of the
     // budget, so that the part fits in memory beside two send areas and the parts.
-    plan = plan_exchange_memory(8 * MiB, 333335, 8, 3, true);
+    plan = plan_exchange_memory(8 * MiB, 400003, 8, 3, true);
     EXPECT_TRUE(plan.keep_parts);
     EXPECT_FALSE(plan.keep_range);
-    EXPECT_EQ(plan.held(), 2 * MiB + 333335 * 4);
-    EXPECT_TRUE(plan.part_in_memory(333335 * 8));
+    EXPECT_EQ(plan.held(), 2 * MiB + 400003 * 2);
+    EXPECT_TRUE(plan.part_in_memory(400003 * 8));
     // 100-byte records: blocks of whole records.
     plan = plan_exchange_memory(8 * MiB, 60001, 100, 4, false);
     EXPECT_EQ(plan.block, MiB / 100 * 100);

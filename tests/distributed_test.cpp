@@ -439,12 +439,10 @@ TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
 
 // A small --memory cuts the exchange into many rounds (blocks of 1 to 2 MiB), whose buffers are
 // reused from round to round; the ranks' ranges are uneven in records, so they end their rounds
-// apart. What the 8 MiB hold (exchange_memory.hpp): on 1 rank, the u64 records' parts (4 bytes each)
-// take half of it, so the exchange classifies its records again and reads them again, and the
-// records received go to a temp file (the gensort records too, though their parts are kept); on 2
-// ranks the u64 records' parts are kept but the range is read again; on 3 and 4 ranks, and for the
-// gensort records on 2 to 4, the range is kept from the counting pass too (INPUT read once); on 2
-// to 4 ranks the records received stay in memory.
+// apart. A range that lies in one file is read through a map of it, and the records' parts (2
+// bytes each) are kept from the counting pass; the records received stay in memory or go to a temp
+// file as the 8 MiB allow (exchange_memory.hpp). One rank sorts INPUT straight from its file. An
+// --input-list cut inside a range makes that rank keep its range, or read it twice.
 TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     ScratchDir dir;
     gen({"--count", "1000003", "--dist", "few-unique", "--seed", "15", dir / "in"});

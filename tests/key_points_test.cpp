@@ -132,11 +132,32 @@ TEST(KeyPoints, ThePartFinderGivesThePartsOfPartOf) {
             for (const std::size_t parts : {1, 2, 5, 17, 18, 64}) {
                 const std::vector<KeyPoint> splitters = choose_splitters(samples, parts, reader);
                 const PartFinder finder(spec, splitters);
-                std::vector<std::uint32_t> found(count, 12345);  // every entry overwritten
+                std::vector<PartIndex> found(count, 12345);  // every entry overwritten
                 finder.find(data, first, found);
                 for (std::size_t i = 0; i < count; ++i)
                     ASSERT_EQ(found[i], part_of(reader.point(data.data() + i * width, first + i), splitters, reader))
                         << "record " << i << " of " << parts << " parts, " << name << (all_equal ? ", all equal" : "");
             }
         }
+}
+
+// A part takes 2 bytes (PartIndex): the most parts, 65536, all distinguished where every key is
+// equal and the input position decides (the last part's index is 65535); one more is refused.
+TEST(KeyPoints, ThePartFinderTellsApartTheMostParts) {
+    const KeySpec spec = whole_record_key(KeyType::u64, false);
+    const KeyReader reader(spec);
+    std::vector<std::byte> zero(8);
+    std::vector<KeyPoint> splitters;
+    for (std::uint64_t position = 1; position < kMaxParts; ++position) splitters.push_back(reader.point(zero.data(), position));
+    const PartFinder finder(spec, splitters);
+    const std::size_t count = 8;
+    const std::vector<std::byte> data(count * 8);  // all keys 0
+    std::vector<PartIndex> found(count);
+    finder.find(data, kMaxParts - 4, found);  // positions 65532 .. 65539
+    for (std::size_t i = 0; i < count; ++i)
+        EXPECT_EQ(found[i], std::min<std::size_t>(kMaxParts - 4 + i, kMaxParts - 1)) << i;
+    finder.find(data, 0, found);
+    for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(found[i], i) << i;
+    splitters.push_back(reader.point(zero.data(), kMaxParts));
+    EXPECT_THROW(PartFinder(spec, splitters), std::invalid_argument);
 }

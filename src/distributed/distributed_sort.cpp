@@ -71,7 +71,7 @@ void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File&
 }
 
 // Adds the records of each part among `parts` to counts[part], on all threads.
-void count_parts(std::span<const std::uint32_t> parts, std::vector<std::uint64_t>& counts) {
+void count_parts(std::span<const PartIndex> parts, std::vector<std::uint64_t>& counts) {
     tbb::enumerable_thread_specific<std::vector<std::uint64_t>> local([&] { return std::vector<std::uint64_t>(counts.size(), 0); });
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 1 << 16), [&](const tbb::blocked_range<std::size_t>& r) {
         std::vector<std::uint64_t>& mine = local.local();
@@ -84,7 +84,7 @@ void count_parts(std::span<const std::uint32_t> parts, std::vector<std::uint64_t
 // The records of `block` by part, each part's in block order, to where place(part, bytes) says: a
 // counting sort on all threads (each slice of the block counts its records per part, then copies
 // them to their places).
-void scatter(std::span<const std::byte> block, std::span<const std::uint32_t> parts, std::size_t part_count,
+void scatter(std::span<const std::byte> block, std::span<const PartIndex> parts, std::size_t part_count,
              std::size_t width, const std::function<std::byte*(std::size_t part, std::uint64_t bytes)>& place) {
     constexpr std::size_t kSlice = 1 << 16;  // records
     const std::size_t slices = (parts.size() + kSlice - 1) / kSlice;
@@ -183,6 +183,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         if (sort.output == "-" || sort.output_compression.value_or(compression_of(sort.output)) != Compression::none)
             throw SortError("gpusort-mpi writes OUTPUT at offsets on every rank: it must be an uncompressed file, not '" +
                             sort.output + "'");
+        if (static_cast<std::size_t>(p) > kMaxParts)
+            throw SortError("gpusort-mpi runs on at most " + std::to_string(kMaxParts) + " ranks; " + std::to_string(p) +
+                            " were started");
         spec.validate();
         reader.emplace(spec);
         width = spec.record_size;
@@ -259,12 +262,12 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         const std::uint64_t my_rounds = (records + block_records - 1) / block_records;
         const bool keep_parts = memory.keep_parts;
         const bool keep_range = memory.keep_range;
-        std::unique_ptr<std::uint32_t[]> range_parts;
+        io::HostBuffer range_parts;                    // each record's part, when kept
         io::HostBuffer range_bytes;                    // the range's records, when kept
         Piece block_bytes_read;                        // the block's records, when the range is neither mapped nor kept
         std::span<const std::byte> block;              // the records of the block
-        std::unique_ptr<std::uint32_t[]> block_parts;  // when the range's are not kept
-        std::span<const std::uint32_t> parts;          // of the records of the block
+        std::unique_ptr<PartIndex[]> block_parts;      // when the range's are not kept
+        std::span<const PartIndex> parts;              // of the records of the block
         // Reads block `round` of this rank's range (or takes it from the map, or from the range kept
         // in the counting pass) and finds the part of each of its records (or takes the parts kept then).
         auto read_block = [&](std::uint64_t round, bool counting) {
@@ -281,7 +284,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
                 input.read((first + at) * width, block_bytes_read);
                 block = block_bytes_read;
             }
-            const std::span<std::uint32_t> place(keep_parts ? range_parts.get() + at : block_parts.get(), n);
+            PartIndex* const kept = reinterpret_cast<PartIndex*>(range_parts.data());
+            const std::span<PartIndex> place(keep_parts ? kept + at : block_parts.get(), n);
             if (counting || !keep_parts) finder->find(block, first + at, place);
             parts = place;
         };
@@ -290,9 +294,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             if (keep_range) range_bytes = io::HostBuffer(static_cast<std::size_t>(records * width));
             if (keep_parts)
-                range_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(records));
+                range_parts = io::HostBuffer(static_cast<std::size_t>(records * sizeof(PartIndex)));
             else
-                block_parts = std::make_unique_for_overwrite<std::uint32_t[]>(static_cast<std::size_t>(std::min(block_records, records)));
+                block_parts = std::make_unique_for_overwrite<PartIndex[]>(static_cast<std::size_t>(std::min(block_records, records)));
             for (std::uint64_t round = 0; round < my_rounds; ++round) {
                 read_block(round, true);
                 count_parts(parts, counts);
@@ -411,7 +415,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         input = InputFiles();
         range_bytes = io::HostBuffer();
         block_bytes_read = Piece();
-        range_parts.reset();
+        range_parts = io::HostBuffer();
         block_parts.reset();
         from.clear();
         own[0] = own[1] = Piece();

@@ -7,6 +7,8 @@
 // tests/distributed_step_test.cpp).
 #pragma once
 
+#include "src/distributed/key_points.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +19,7 @@ struct ExchangeMemory {
     std::uint64_t budget = 0;        // bytes
     std::uint64_t range_bytes = 0;   // of this rank's range of INPUT
     std::uint64_t block = 0;         // bytes of INPUT a rank reads and sends per round (whole records)
-    std::uint64_t parts_bytes = 0;   // each record's part (4 bytes per record)
+    std::uint64_t parts_bytes = 0;   // each record's part (PartIndex: 2 bytes per record)
     bool keep_parts = false;         // the parts are kept from the counting pass (not found again)
     bool range_mapped = false;       // the range is read through a map of INPUT (neither read into a block nor kept)
     bool keep_range = false;         // the range's records are kept from the counting pass (INPUT read once)
@@ -48,7 +50,7 @@ inline ExchangeMemory plan_exchange_memory(std::uint64_t budget, std::uint64_t r
     const std::uint64_t block = std::clamp<std::uint64_t>(budget / (2 * (static_cast<std::uint64_t>(ranks) + 3)),
                                                           std::uint64_t{1} << 20, std::uint64_t{256} << 20);
     plan.block = std::max<std::uint64_t>(1, block / width) * width;
-    plan.parts_bytes = records * sizeof(std::uint32_t);
+    plan.parts_bytes = records * sizeof(PartIndex);
     plan.keep_parts = plan.parts_bytes <= budget / 4;
     if (range_mapped) return plan;
     const std::uint64_t expected_part = std::min(plan.range_bytes + plan.range_bytes / 10, budget / 2);

@@ -57,6 +57,9 @@ std::vector<KeyPoint> choose_splitters(std::vector<KeyPoint> samples, std::size_
 
 PartFinder::PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters)
     : fixed_(fixed_key_spec(spec)), record_size_(spec.record_size), words_(key_words(spec)) {
+    if (splitters.size() >= kMaxParts)
+        throw std::invalid_argument("at most " + std::to_string(kMaxParts) + " parts (" +
+                                    std::to_string(splitters.size() + 1) + " asked for)");
     for (const KeyPoint& splitter : splitters) {
         // A point's key bytes are the words, big-endian, zero-padded.
         for (std::size_t w = 0; w < words_; ++w) {
@@ -68,12 +71,12 @@ PartFinder::PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitte
     }
 }
 
-void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, std::span<std::uint32_t> parts) const {
+void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, std::span<PartIndex> parts) const {
     if (parts.size() != records.size() / record_size_) throw std::logic_error("PartFinder::find: one part per record");
     const std::size_t splitters = positions_.size();
     if (splitters == 0) {  // one part: every record's is 0
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, parts.size(), 1 << 16), [&](const tbb::blocked_range<std::size_t>& r) {
-            std::fill(parts.begin() + static_cast<std::ptrdiff_t>(r.begin()), parts.begin() + static_cast<std::ptrdiff_t>(r.end()), 0u);
+            std::fill(parts.begin() + static_cast<std::ptrdiff_t>(r.begin()), parts.begin() + static_cast<std::ptrdiff_t>(r.end()), PartIndex{0});
         });
         return;
     }
@@ -103,7 +106,7 @@ void PartFinder::find(std::span<const std::byte> records, std::uint64_t first, s
                     }
                     part = static_cast<std::uint32_t>(lo);
                 }
-                parts[i] = part;
+                parts[i] = static_cast<PartIndex>(part);
             }
         });
     };

@@ -50,6 +50,11 @@ std::vector<std::uint64_t> regular_sample_indexes(std::uint64_t records, std::si
 // parts - 1, of all n in order. With no samples (no records at all), none.
 std::vector<KeyPoint> choose_splitters(std::vector<KeyPoint> samples, std::size_t parts, const KeyReader& reader);
 
+// A record's part: the rank it goes to. Two bytes per record, kept for a whole range in the
+// counting pass, so a job has at most kMaxParts ranks.
+using PartIndex = std::uint16_t;
+inline constexpr std::size_t kMaxParts = std::size_t{1} << 16;
+
 // The parts of many records at once: the splitters as key words (key_rules.hpp: what the sorters
 // compare), so that a record's part costs its key words and a binary search of integers: the number
 // of splitters at or before the record's point (0 .. splitters.size()).
@@ -58,7 +63,7 @@ public:
     PartFinder(const KeySpec& spec, const std::vector<KeyPoint>& splitters);
     // parts[i] = the part of record i of `records`, whose input position is first + i, for every
     // record (parts holds one entry per record); on all threads.
-    void find(std::span<const std::byte> records, std::uint64_t first, std::span<std::uint32_t> parts) const;
+    void find(std::span<const std::byte> records, std::uint64_t first, std::span<PartIndex> parts) const;
 
 private:
     static constexpr std::size_t kFewSplitters = 16;  // counted one by one; more: a binary search
