@@ -1,8 +1,10 @@
 // A rank's steps (src/distributed/step.hpp): the first failure is kept and stops the work of later
 // steps; running out of memory is said in words, with what to change. How a rank spends its memory
-// budget in the exchange (src/distributed/exchange_memory.hpp): never more than the budget.
+// budget in the exchange (src/distributed/exchange_memory.hpp): never more than the budget. The
+// ranks' notes (src/distributed/notes.hpp): each said once.
 #include "src/distributed/exchange_memory.hpp"
 #include "src/distributed/gpu_share.hpp"
+#include "src/distributed/notes.hpp"
 #include "src/distributed/step.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,9 @@
 #include <cstdint>
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace gpusort::distributed {
 namespace {
@@ -132,6 +137,33 @@ TEST(GpuShare, RanksOfAHostShareItsGpusInTurn) {
     EXPECT_EQ(ranks_sharing_device(0, 8, 3), 3);  // ranks 0, 3 and 6 on GPU 0
     EXPECT_EQ(ranks_sharing_device(1, 4, 8), 1);  // more GPUs than ranks
     EXPECT_EQ(ranks_sharing_device(2, 4, 0), 4);  // no GPU: all of them
+}
+
+// Each note once: rank 0's were said as they came, so only the others' that rank 0 did not have are
+// said at the end, with the ranks that had them, as runs; a rank's own repeats are kept once.
+TEST(DistributedNotes, EachNoteOfTheOtherRanksIsSaidOnceWithItsRanks) {
+    EXPECT_EQ(rank_list({2}), "2");
+    EXPECT_EQ(rank_list({1, 2, 3}), "1-3");
+    EXPECT_EQ(rank_list({0, 2, 5, 6, 7, 9}), "0, 2, 5-7, 9");
+    const std::string cpu = "--device-memory is not used: the sort runs on the CPU (--backend cpu)";
+    const std::string gpu = "the GPU cannot be used (out of memory); sorting on the CPU";
+    const std::string threads = "only 2 of the 8 threads could be started";
+    // Every rank had the same note: rank 0 said it.
+    EXPECT_EQ(unsaid_notes({{cpu}, {cpu}, {cpu}, {cpu}}), std::vector<std::string>{});
+    EXPECT_EQ(unsaid_notes({{}}), std::vector<std::string>{});
+    EXPECT_EQ(unsaid_notes({{cpu}, {cpu, gpu}, {cpu}, {gpu, threads}, {gpu}}),
+              (std::vector<std::string>{"gpusort-mpi: ranks 1, 3-4: note: " + gpu, "gpusort-mpi: rank 3: note: " + threads}));
+    EXPECT_EQ(unsaid_notes({{}, {threads}}), (std::vector<std::string>{"gpusort-mpi: rank 1: note: " + threads}));
+
+    // Kept from many threads at once, each note once, each one line.
+    Notes notes;
+    std::vector<std::thread> threads_saying;
+    for (int t = 0; t < 4; ++t)
+        threads_saying.emplace_back([&] {
+            for (int i = 0; i < 100; ++i) notes.add(i % 2 ? cpu : "two\nlines");
+        });
+    for (std::thread& t : threads_saying) t.join();
+    EXPECT_EQ(notes.kept(), (std::vector<std::string>{"two lines", cpu}));
 }
 
 }  // namespace

@@ -584,6 +584,20 @@ TEST(Distributed, RanksOfAHostShareTheDefaultMemoryBudget) {
     for (const std::uint64_t budget : budgets(3, {"--memory", "8M"})) EXPECT_EQ(budget, std::uint64_t{8} << 20);
 }
 
+// A note that every rank has (here: --device-memory, which the CPU backend does not use) is said
+// once, by rank 0, not once per rank; --quiet says none.
+TEST(Distributed, ANoteOfEveryRankIsSaidOnce) {
+    ScratchDir dir;
+    gen({"--count", "10000", "--seed", "25", dir / "in"});
+    Result r = mpi_sort(3, {"--device-memory", "4M", dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "gpusort-mpi: rank 0: note: --device-memory is not used: the sort runs on the CPU (--backend cpu)\n");
+    ::unlink((dir / "out").c_str());
+    r = mpi_sort(3, {"--quiet", "--device-memory", "4M", dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
+}
+
 // On the GPU (skipped where none can be used): every rank sorts its part on GPU rank mod the GPUs of
 // its host (3 ranks on 2 GPUs share one; on one GPU all share it and, without --device-memory, its
 // memory), in one chunk and in many under a small --device-memory (merged on the device): the same

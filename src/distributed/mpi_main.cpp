@@ -8,6 +8,7 @@
 #include "src/cli/progress_line.hpp"
 #include "src/cli/option_values.hpp"
 #include "src/distributed/distributed_sort.hpp"
+#include "src/distributed/notes.hpp"
 
 #include <mpi.h>
 #include <sched.h>
@@ -199,12 +200,30 @@ int main(int argc, char** argv) {
             options.sort.device = device_of_local_rank(local_rank());
             options.local_rank = local_rank();
             options.local_ranks = local_ranks();
-            if (!command.quiet) {
-                const int rank = ranks.rank();
-                options.sort.notice = [rank](const std::string& text) {
-                    std::cerr << "gpusort-mpi: rank " << rank << ": note: " << text << "\n";
+            // Rank 0 says its notes as they come; the others' that it did not say come at the end, once each.
+            Notes notes;
+            if (!command.quiet)
+                options.sort.notice = [&notes, speaker](const std::string& text) {
+                    if (speaker) std::cerr << "gpusort-mpi: rank 0: note: " << text << "\n";
+                    notes.add(text);
                 };
-            }
+            auto say_other_ranks_notes = [&] {  // every rank calls it, at the same point of the job
+                std::string mine;
+                for (const std::string& text : notes.kept()) mine += text + "\n";
+                const std::uint64_t my_size = mine.size();
+                const std::vector<std::uint64_t> sizes = ranks.all_gather(std::span<const std::uint64_t>(&my_size, 1));
+                const std::vector<std::byte> all = ranks.all_gather(std::as_bytes(std::span(mine)));
+                if (!speaker) return;
+                std::vector<std::vector<std::string>> notes_of_rank;
+                std::size_t at = 0;
+                for (const std::uint64_t size : sizes) {
+                    std::istringstream in(std::string(reinterpret_cast<const char*>(all.data()) + at, size));
+                    at += size;
+                    std::vector<std::string>& theirs = notes_of_rank.emplace_back();
+                    for (std::string line; std::getline(in, line);) theirs.push_back(line);
+                }
+                for (const std::string& line : unsaid_notes(notes_of_rank)) std::cerr << line << "\n";
+            };
             if (speaker && options.sort.notice)
                 if (const auto note = idle_cpus_note(options.sort)) options.sort.notice(*note);
             // Rank 0 draws the line (as gpusort-file: with --progress, or by default on a terminal):
@@ -222,6 +241,7 @@ int main(int argc, char** argv) {
             try {
                 const DistributedReport report = distributed_sort(options, ranks);
                 if (progress) progress->finish(job_summary(report, ranks.size()));
+                say_other_ranks_notes();
                 // Every rank's figures, one JSON object each, gathered in rank order.
                 const std::string mine = rank_json(report, ranks.rank()) + "\n";
                 const std::vector<std::byte> gathered = ranks.all_gather(std::as_bytes(std::span(mine)));
@@ -240,6 +260,7 @@ int main(int argc, char** argv) {
                 }
             } catch (const RankError& e) {
                 progress.reset();  // the line ends before the message
+                say_other_ranks_notes();  // every rank ends the job here, with the same RankError
                 if (speaker) std::cerr << "gpusort-mpi: rank " << e.rank() << ": " << e.what() << "\n";
                 status = 1;
             } catch (const std::exception& e) {
