@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -99,8 +100,22 @@ int Communicator::host_size() const {
 }
 
 std::vector<std::byte> Communicator::all_gather(std::span<const std::byte> mine) const {
-    const std::uint64_t my_size = mine.size();
-    const std::vector<std::uint64_t> sizes = all_gather(std::span<const std::uint64_t>(&my_size, 1));
+    return all_gather(mine, all_gather(std::span<const std::uint64_t>(std::array{std::uint64_t{mine.size()}})));
+}
+
+std::vector<std::string> Communicator::all_gather(const std::string& text) const {
+    const std::vector<std::uint64_t> sizes = all_gather(std::span<const std::uint64_t>(std::array{std::uint64_t{text.size()}}));
+    const std::vector<std::byte> all = all_gather(std::as_bytes(std::span(text)), sizes);
+    std::vector<std::string> texts;
+    std::size_t at = 0;
+    for (const std::uint64_t size : sizes) {
+        texts.emplace_back(reinterpret_cast<const char*>(all.data()) + at, static_cast<std::size_t>(size));
+        at += static_cast<std::size_t>(size);
+    }
+    return texts;
+}
+
+std::vector<std::byte> Communicator::all_gather(std::span<const std::byte> mine, const std::vector<std::uint64_t>& sizes) const {
     std::uint64_t total = 0;
     for (const std::uint64_t s : sizes) total += s;
     if (total > INT_MAX) throw std::runtime_error("all_gather: more than 2 GiB in all");

@@ -69,6 +69,8 @@ public:
 
     // Every rank's `mine`, one after the other in rank order (sizes may differ between ranks).
     std::vector<std::byte> all_gather(std::span<const std::byte> mine) const;
+    // Every rank's `text`, one string per rank in rank order.
+    std::vector<std::string> all_gather(const std::string& text) const;
     // Every rank's `mine` (the same count on every rank), in rank order.
     std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> mine) const;
     // `text` from rank `root` to every rank.
@@ -79,6 +81,8 @@ public:
 
 private:
     friend class Exchange;
+    // Every rank's `mine`, whose sizes (every rank's, in rank order) were gathered already.
+    std::vector<std::byte> all_gather(std::span<const std::byte> mine, const std::vector<std::uint64_t>& sizes) const;
     struct Host;  // the ranks of this host, as MPI sees them
     int rank_ = 0;
     int size_ = 1;

@@ -210,17 +210,13 @@ int main(int argc, char** argv) {
             auto say_other_ranks_notes = [&] {  // every rank calls it, at the same point of the job
                 std::string mine;
                 for (const std::string& text : notes.kept()) mine += text + "\n";
-                const std::uint64_t my_size = mine.size();
-                const std::vector<std::uint64_t> sizes = ranks.all_gather(std::span<const std::uint64_t>(&my_size, 1));
-                const std::vector<std::byte> all = ranks.all_gather(std::as_bytes(std::span(mine)));
+                const std::vector<std::string> all = ranks.all_gather(mine);
                 if (!speaker) return;
                 std::vector<std::vector<std::string>> notes_of_rank;
-                std::size_t at = 0;
-                for (const std::uint64_t size : sizes) {
-                    std::istringstream in(std::string(reinterpret_cast<const char*>(all.data()) + at, size));
-                    at += size;
-                    std::vector<std::string>& theirs = notes_of_rank.emplace_back();
-                    for (std::string line; std::getline(in, line);) theirs.push_back(line);
+                for (const std::string& theirs : all) {
+                    std::istringstream in(theirs);
+                    std::vector<std::string>& lines = notes_of_rank.emplace_back();
+                    for (std::string line; std::getline(in, line);) lines.push_back(line);
                 }
                 for (const std::string& line : unsaid_notes(notes_of_rank)) std::cerr << line << "\n";
             };
@@ -243,11 +239,7 @@ int main(int argc, char** argv) {
                 if (progress) progress->finish(job_summary(report, ranks.size()));
                 say_other_ranks_notes();
                 // Every rank's figures, one JSON object each, gathered in rank order.
-                const std::string mine = rank_json(report, ranks.rank()) + "\n";
-                const std::vector<std::byte> gathered = ranks.all_gather(std::as_bytes(std::span(mine)));
-                std::vector<std::string> ranks_json;
-                std::istringstream lines(std::string(reinterpret_cast<const char*>(gathered.data()), gathered.size()));
-                for (std::string line; std::getline(lines, line);) ranks_json.push_back(line);
+                const std::vector<std::string> ranks_json = ranks.all_gather(rank_json(report, ranks.rank()));
                 if (speaker && command.stats_path) {
                     const std::string json = stats_json(report, ranks_json);
                     if (*command.stats_path == "-") {
