@@ -18,12 +18,15 @@ run. Writes scaling.csv, scaling.md and (with matplotlib) scaling.png into --out
 
   tools/bench/scaling.py --bin DIR [--size 64G | --format gensort --count 1G] [--ranks 1,2,4,8]
                          [--backend gpu|cpu] [--repeat 3] [--work DIR] [--out bench-results]
-                         [--mpirun "mpirun --bind-to none"] [--mpi-options "--exchange messages"] [--quick]
-                         [-- OPTIONS OF gpusort-file]
+                         [--mpirun "mpirun --bind-to none"] [--mpi-options "--exchange messages"]
+                         [--mpi-tmpdir /dev/shm] [--quick] [-- OPTIONS OF gpusort-file]
 --size: random u64 (default: 16 GiB per GPU found, at most 128 GiB; --quick: 8 MiB).
 --quick: 8 MiB on the CPU backend with 1 and 2 ranks, a check of the whole run in seconds.
 --mpi-options: options for gpusort-mpi alone, as one string (e.g. "--exchange messages"); the
 table's `exchange` column says how the records crossed.
+--mpi-tmpdir: the TMPDIR of the launcher, where Open MPI keeps its session folder (default
+/dev/shm where it exists, as the README advises: in a folder on the disk that OUTPUT's writeback
+keeps busy, removing it at the end of the job took 0.4-0.8 s more; "" keeps the environment's).
 The disk must hold the input and, at once, either gpusort-mpi's output or the shares with their
 outputs (3 times the data, checked up front; with 1 rank the share is the input itself), and the
 temp files of any run that spills (each program checks its own room and says so).
@@ -92,6 +95,8 @@ def main():
                     help="the launcher and its options, as one string (unbound, so that each rank's threads may use "
                          "every CPU: Open MPI binds a rank to one core by default when there are at most two)")
     ap.add_argument("--mpi-options", default="", help="options for gpusort-mpi alone, as one string")
+    ap.add_argument("--mpi-tmpdir", default="/dev/shm" if os.path.isdir("/dev/shm") else "",
+                    help="TMPDIR of the launcher: where Open MPI keeps its session folder")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("sort_options", nargs="*", help="after --: options for gpusort-mpi and gpusort-file")
     args = ap.parse_args()
@@ -126,6 +131,9 @@ def main():
     env = dict(os.environ)
     if os.geteuid() == 0:  # Open MPI refuses root without these
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    mpi_env = dict(env)  # the launcher's (and so its ranks')
+    if args.mpi_tmpdir:
+        mpi_env["TMPDIR"] = args.mpi_tmpdir
 
     data, out, stats = (os.path.join(work, n) for n in ("input.bin", "output.bin", "stats.json"))
     subprocess.run([names["gpusort-gen"]] + gen + [data], check=True)
@@ -151,7 +159,7 @@ def main():
         times, reports = [], []
         for _ in range(args.repeat):
             fresh(out)
-            times.append(timed([launcher + options + ["--stats", stats, data, out]], [env]))
+            times.append(timed([launcher + options + ["--stats", stats, data, out]], [mpi_env]))
             with open(stats) as f:
                 reports.append(json.load(f))
         check(names["gpusort-check"], keys, data, out)
@@ -220,7 +228,8 @@ def main():
     lines = [f"{what}, {backend} backend, {machine}; median of {args.repeat} runs, fresh outputs, input in the page cache.",
              "ceiling: n gpusort-file processes at once, each on its n-th of the data (one GPU each); "
              "efficiency: time on 1 rank / (n x time on n); steps: the slowest rank's, from --stats."
-             + (f" gpusort-mpi options: {args.mpi_options}." if args.mpi_options else ""), "",
+             + (f" gpusort-mpi options: {args.mpi_options}." if args.mpi_options else "")
+             + f" Launcher: {args.mpirun}" + (f", TMPDIR={args.mpi_tmpdir}." if args.mpi_tmpdir else "."), "",
              "| ranks | gpusort-mpi s | ceiling s | cp s | vs ceiling | vs cp | efficiency | imbalance | exchange | "
              "exchange GB/s per rank: step (rounds) | steps: samples / counting / exchange (of it rounds) / sort / output (s) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
