@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #ifdef GPUSORT_FAULT_INJECTION
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +42,8 @@ constexpr Decision decide(const char*, const Where&, int, const char*) { return 
 
 // Transfers about half of what was asked.
 constexpr const char* kShort = "short";
+// Ends the process at once, by SIGKILL.
+constexpr const char* kKill = "SIGKILL";
 
 struct ErrnoName {
     const char* name;
@@ -93,6 +96,7 @@ public:
         if (calls.hits++ == 0) calls.function = where.function_name();
         for (Fault& fault : faults_) {
             if (op != fault.op || site != fault.site || (fault.hit != kEveryHit && fault.hit != calls.hits)) continue;
+            if (fault.kind == kKill) ::kill(::getpid(), SIGKILL);
             if (fault.injected.empty()) {
                 fault.injected = "injected " + fault.op + " " + fault.site + " " + std::to_string(calls.hits) + " " +
                                  fault.kind + " " + target_of(fd, path);
@@ -138,6 +142,7 @@ private:
             if (fault.hit == 0 || hit.find_first_not_of("0123456789") != std::string::npos)
                 bad_setting("GPUSORT_FAULT_INJECT: the hit '" + hit + "' is not a number from 1 or '*'");
         }
+        if (fault.kind == kKill) return fault;
         if (fault.kind == kShort) {
             if (fault.op != "read" && fault.op != "write" && fault.op != "pread" && fault.op != "pwrite")
                 bad_setting("GPUSORT_FAULT_INJECT: 'short' applies to read, write, pread and pwrite, not " + fault.op);

@@ -22,7 +22,9 @@
 //                                       (all of it when one byte was asked);
 //                               eintr   the call is not made and fails with EINTR;
 //                               an errno name (EIO, ENOSPC, EFBIG, ENOMEM, EOPNOTSUPP, EINTR, ...): the
-//                                       call is not made and fails with that errno.
+//                                       call is not made and fails with that errno;
+//                               SIGKILL the process kills itself there, as the kernel's out-of-memory
+//                                       killer or a failing node would end it (no cleanup, no log).
 //                               A malformed setting ends the program with status 3.
 //
 // msync is not among the calls: the output's memory map is never flushed by itself (the data are

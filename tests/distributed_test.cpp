@@ -2,7 +2,8 @@
 // its OUTPUT is byte-identical to gpusort-file's on the same input for every key type and record
 // layout, skewed, all-equal and sorted data, ranks with no data, --unique and --descending;
 // --partitioned gives files that concatenate to the same bytes; the parts stay balanced; a rank
-// that fails ends every rank with one message, no OUTPUT and no temp file. On the GPU backend
+// that fails ends every rank with one message, no OUTPUT and no temp file, and one that dies leaves
+// none either. On the GPU backend
 // (DistributedGpu, skipped where no GPU can be used), 1 to 3 ranks, one GPU each or sharing them.
 #include "cli_run.hpp"
 #include "fault_hook_log.hpp"
@@ -14,6 +15,7 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <sched.h>
 #include <unistd.h>
@@ -322,6 +324,64 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
     EXPECT_EQ(read_text(dir / "out"), "keep me");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
     EXPECT_TRUE(tmp.entries().empty());
+}
+
+// A rank that dies (SIGKILL: the kernel's out-of-memory killer, a lost node) can clean nothing up.
+// The launcher then ends the others (SIGTERM), and they remove what the dead rank named: nothing
+// appears at OUTPUT, an old OUTPUT stays, no temp file is left, and no rank waits for the dead one.
+// gpusort-mpi-faults kills itself at a chosen call (io/syscalls.hpp), found in the log of a run:
+// rank 0 as it moves the finished OUTPUT into place (its hidden file complete), rank 1 at its first
+// write in the exchange, and with --partitioned rank 2 as its file goes into place.
+TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
+    ScratchDir dir, tmp;
+    gen({"--count", "1000003", "--seed", "23", dir / "in"});
+    const std::vector<std::string> options = {"--backend", "cpu", "--threads", "1", "--memory", "4M", "--tmp-dir", tmp.path()};
+    // 3 ranks, rank `dying` with `env` (its own environment), the others with none.
+    auto job = [&](int dying, const std::string& env, const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {"--oversubscribe"};
+        for (int r = 0; r < 3; ++r) {
+            if (r > 0) args.push_back(":");
+            args.insert(args.end(), {"-n", "1"});
+            if (r == dying) args.insert(args.end(), {"env", env});
+            args.push_back(GPUSORT_MPI_FAULTS_BIN);
+            args.insert(args.end(), options.begin(), options.end());
+            args.insert(args.end(), extra.begin(), extra.end());
+            args.insert(args.end(), {dir / "in", dir / "out"});
+        }
+        return run(GPUSORT_MPIEXEC, args, allow_mpirun);
+    };
+    const std::string log = tmp / "sites";
+    const Result logged = job(0, "GPUSORT_FAULT_LOG=" + log, {});
+    ASSERT_EQ(logged.status(), 0) << logged.err;
+    std::string commit, write;  // "OP FILE:LINE": rank 0's fchmod as OUTPUT goes into place, its first pwrite
+    for (const Site& reached : read_log(log).sites) {
+        if (reached.op == "fchmod" && reached.function.find("AtomicOutputFile::commit") != std::string::npos)
+            commit = reached.op + " " + reached.location;
+        if (write.empty() && reached.op == "pwrite") write = reached.op + " " + reached.location;
+    }
+    ::unlink(log.c_str());
+    ::unlink((dir / "out").c_str());
+    ASSERT_FALSE(commit.empty()) << "no fchmod of the commit in the log";
+    ASSERT_FALSE(write.empty()) << "no pwrite in the log";
+
+    struct Case {
+        int dying;
+        std::string fault;
+        std::vector<std::string> extra;
+    };
+    for (const Case& c : {Case{0, commit + " 1 SIGKILL", {}}, Case{1, write + " 1 SIGKILL", {}},
+                          Case{2, commit + " 1 SIGKILL", {"--partitioned"}}}) {
+        const std::string what = "rank " + std::to_string(c.dying) + " killed at " + c.fault;
+        write_text(dir / "out", "keep me");
+        const auto start = std::chrono::steady_clock::now();
+        const Result r = job(c.dying, "GPUSORT_FAULT_INJECT=" + c.fault, c.extra);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_NE(r.status(), 0) << what << ": " << r.err;
+        EXPECT_LT(seconds, 60) << what;
+        EXPECT_EQ(read_text(dir / "out"), "keep me") << what;
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << what;
+        EXPECT_TRUE(tmp.entries().empty()) << what;
+    }
 }
 
 // --input-list: the listed files, one after the other, are INPUT. The files are cut at uneven

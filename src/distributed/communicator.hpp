@@ -4,7 +4,8 @@
 // taking part in the collectives of the step it is in, with nothing to send, and says so when the
 // step ends: agree() then ends the step on every rank with the first failing rank's message, so
 // that no rank waits for a peer that has given up. A rank that dies ends the job through MPI's
-// own error handling (mpirun stops the others).
+// own error handling (mpirun stops the others, whose signal cleanup removes what it had named:
+// distributed_sort.cpp).
 #pragma once
 
 #include <cstddef>

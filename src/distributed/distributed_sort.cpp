@@ -9,6 +9,7 @@
 #include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
+#include "io/signal_cleanup.hpp"
 #include "io/temp_file.hpp"
 #include "src/distributed/exchange_memory.hpp"
 #include "src/distributed/gpu_share.hpp"
@@ -433,6 +434,11 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // appears only once every rank has written its part.
     std::optional<io::AtomicOutputFile> out;  // this rank's partition file, or rank 0's OUTPUT
     std::optional<io::File> shared;           // OUTPUT as every rank writes it (not partitioned)
+    // A rank that dies (SIGKILL, its node lost) cannot remove what it named; the launcher then ends
+    // the others by SIGTERM, and they remove it: OUTPUT's hidden name (rank 0's, registered by
+    // every other rank too) and, with --partitioned, each rank's own file once it is in place,
+    // until every rank's is.
+    io::UnlinkOnSignal peer_cleanup;
     step([&] {
         if (options.partitioned) {
             out.emplace(partition_name(sort.output, rank));
@@ -445,6 +451,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     if (!options.partitioned) {
         const std::string hidden = ranks.broadcast(rank == 0 ? out->temp_path() : std::string(), 0);
         step([&] {
+            if (rank != 0) peer_cleanup = io::UnlinkOnSignal(hidden);  // rank 0's own registers it
             shared.emplace(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), sort.output);
             if (!shared->is_open()) io::throw_errno("cannot write", sort.output, errno);
         });
@@ -539,6 +546,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             out->commit(sort.sync);
             committed = true;
+            peer_cleanup = io::UnlinkOnSignal(partition_name(sort.output, rank));
         });
         try {
             ranks.agree(step.failure());
@@ -553,6 +561,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         });
         ranks.agree(step.failure());
     }
+    peer_cleanup.release();  // every rank's part is in place
     end_step(report.step_seconds.output);
     if (progress) progress->start_phase(ProgressPhase::done, 0);
     report.seconds = seconds_since(start);

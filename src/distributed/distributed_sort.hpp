@@ -20,7 +20,8 @@
 //      order across ranks. With --unique, where how many records each part keeps is known only once
 //      all are sorted, a rank sorts into a nameless temp file, drops a first record whose key ended the
 //      part before, and copies the rest into its place.
-// A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left.
+// A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left;
+// a rank that dies leaves none either (the others, ended by the launcher, remove what it named).
 #pragma once
 
 #include "gpusort/sort_file.hpp"
