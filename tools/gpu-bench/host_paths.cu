@@ -3,7 +3,10 @@
 // mapped as the engine maps its output (its space reserved with fallocate, huge pages asked for)
 // and, for contrast, sparse with small pages; faulting in anonymous memory; copying into pages
 // already faulted in; pinning populated memory for the GPU (cudaHostRegister) and DMA between the
-// device and registered memory in the pieces a merge uses (one part of each run per slice).
+// device and registered memory in the pieces a merge uses (one part of each run per slice). And the
+// two ways ranks of one host could read each other's sorted runs: shared memory as an MPI window
+// holds it (tmpfs pages, here a memfd; huge pages asked for, given only where the kernel's
+// shmem_enabled allows), and another process's own memory copied by process_vm_readv.
 // Threads share each job in equal blocks.
 //
 //   gpusort-bench-host-paths FILE GIB [THREADS...]
@@ -13,6 +16,8 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,6 +97,37 @@ std::byte* anonymous(std::size_t bytes) {
     return static_cast<std::byte*>(p);
 }
 
+// Shared memory as the ranks of a host would share it: tmpfs pages (an MPI window is a file in
+// /dev/shm), mapped shared, huge pages asked for.
+std::byte* shared_memory(std::size_t bytes, int& fd) {
+    fd = ::memfd_create("gpusort-bench-host-paths", MFD_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        std::perror("memfd_create");
+        std::exit(1);
+    }
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(1);
+    }
+    ::madvise(p, bytes, MADV_HUGEPAGE);
+    return static_cast<std::byte*>(p);
+}
+
+// Copies [begin, end) of `from` in process `pid` to the same offsets of `to` by process_vm_readv.
+void read_other_process(pid_t pid, const std::byte* from, std::byte* to, std::size_t begin, std::size_t end) {
+    while (begin < end) {
+        const iovec local{to + begin, end - begin};
+        const iovec remote{const_cast<std::byte*>(from) + begin, end - begin};
+        const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+            std::perror("process_vm_readv");
+            std::exit(1);
+        }
+        begin += static_cast<std::size_t>(n);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +169,39 @@ int main(int argc, char** argv) {
                parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
         report("anonymous: copy into faulted-in pages", threads, bytes,
                parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
+        int fd = -1;
+        std::byte* shared = shared_memory(bytes, fd);
+        report("shared memory (tmpfs): fresh pages faulted in (populate)", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(shared + b, e - b, MADV_POPULATE_WRITE); }));
+        report("shared memory (tmpfs): copy into faulted-in pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(shared + b, source + b, e - b); }));
+        ::munmap(shared, bytes);
+        ::close(fd);
+        shared = shared_memory(bytes, fd);
+        report("shared memory (tmpfs): copy into fresh pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(shared + b, source + b, e - b); }));
+        ::munmap(shared, bytes);
+        ::close(fd);
+        // Another process's memory: a child holds `source` (the parent's pages, shared until
+        // written) until the parent, which may read a child's memory, has copied it.
+        int wait_pipe[2];
+        if (::pipe(wait_pipe) != 0) {
+            std::perror("pipe");
+            return 1;
+        }
+        const pid_t child = ::fork();
+        if (child == 0) {
+            ::close(wait_pipe[1]);
+            char c;
+            while (::read(wait_pipe[0], &c, 1) > 0) {
+            }
+            ::_exit(0);
+        }
+        ::close(wait_pipe[0]);
+        report("another process's memory: process_vm_readv into faulted-in pages", threads, bytes,
+               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { read_other_process(child, source, target, b, e); }));
+        ::close(wait_pipe[1]);
+        ::waitpid(child, nullptr, 0);
         ::munmap(target, bytes);
     }
 
