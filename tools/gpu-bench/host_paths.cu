@@ -150,38 +150,36 @@ int main(int argc, char** argv) {
     });
 
     for (unsigned threads : thread_counts) {
-        for (const bool as_the_engine : {true, false}) {
-            const std::string map = as_the_engine ? "file map (reserved, huge pages)" : "file map (sparse, small pages)";
+        // On mappings that `make` gives (and `release` undoes): fresh pages faulted in, a copy into
+        // them, and a copy into fresh ones.
+        auto fresh_and_faulted = [&](const std::string& name, const std::function<std::byte*(int&)>& make,
+                                     const std::function<void(std::byte*, int)>& release) {
             int fd = -1;
-            std::byte* out = map_file(path, bytes, fd, as_the_engine);
-            report((map + ": fresh pages faulted in (populate)").c_str(), threads, bytes,
+            std::byte* out = make(fd);
+            report((name + ": fresh pages faulted in (populate)").c_str(), threads, bytes,
                    parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(out + b, e - b, MADV_POPULATE_WRITE); }));
-            report((map + ": copy into faulted-in pages").c_str(), threads, bytes,
+            report((name + ": copy into faulted-in pages").c_str(), threads, bytes,
                    parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
-            unmap_file(path, out, bytes, fd);
-            out = map_file(path, bytes, fd, as_the_engine);
-            report((map + ": copy into fresh pages").c_str(), threads, bytes,
+            release(out, fd);
+            out = make(fd);
+            report((name + ": copy into fresh pages").c_str(), threads, bytes,
                    parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
-            unmap_file(path, out, bytes, fd);
-        }
+            release(out, fd);
+        };
+        for (const bool as_the_engine : {true, false})
+            fresh_and_faulted(as_the_engine ? "file map (reserved, huge pages)" : "file map (sparse, small pages)",
+                              [&](int& fd) { return map_file(path, bytes, fd, as_the_engine); },
+                              [&](std::byte* p, int fd) { unmap_file(path, p, bytes, fd); });
         std::byte* target = anonymous(bytes);
         report("anonymous: copy into fresh pages", threads, bytes,
                parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
         report("anonymous: copy into faulted-in pages", threads, bytes,
                parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
-        int fd = -1;
-        std::byte* shared = shared_memory(bytes, fd);
-        report("shared memory (tmpfs): fresh pages faulted in (populate)", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(shared + b, e - b, MADV_POPULATE_WRITE); }));
-        report("shared memory (tmpfs): copy into faulted-in pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(shared + b, source + b, e - b); }));
-        ::munmap(shared, bytes);
-        ::close(fd);
-        shared = shared_memory(bytes, fd);
-        report("shared memory (tmpfs): copy into fresh pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(shared + b, source + b, e - b); }));
-        ::munmap(shared, bytes);
-        ::close(fd);
+        fresh_and_faulted("shared memory (tmpfs)", [&](int& fd) { return shared_memory(bytes, fd); },
+                          [&](std::byte* p, int fd) {
+                              ::munmap(p, bytes);
+                              ::close(fd);
+                          });
         // Another process's memory: a child holds `source` (the parent's pages, shared until
         // written) until the parent, which may read a child's memory, has copied it.
         int wait_pipe[2];
@@ -190,6 +188,10 @@ int main(int argc, char** argv) {
             return 1;
         }
         const pid_t child = ::fork();
+        if (child < 0) {
+            std::perror("fork");
+            return 1;
+        }
         if (child == 0) {
             ::close(wait_pipe[1]);
             char c;
