@@ -21,15 +21,15 @@ FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t s
     data_ = static_cast<std::byte*>(p) + lead_;
 }
 
-bool FileMapping::populate(std::uint64_t offset, std::uint64_t length) const {
+bool populate_for_writing(std::byte* data, std::uint64_t length) {
 #ifdef MADV_POPULATE_WRITE
     if (length == 0) return true;
     // madvise takes whole pages: from the one that holds the first byte.
-    std::byte* const from = data_ + offset;
-    const std::size_t before = static_cast<std::size_t>((lead_ + offset) % static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)));
-    return ::madvise(from - before, length + before, MADV_POPULATE_WRITE) == 0;
+    const std::size_t before =
+        static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(data) % static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE)));
+    return ::madvise(data - before, length + before, MADV_POPULATE_WRITE) == 0;
 #else
-    (void)offset;
+    (void)data;
     (void)length;
     return false;
 #endif

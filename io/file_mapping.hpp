@@ -17,6 +17,11 @@
 
 namespace gpusort::io {
 
+// Faults in the pages of [data, data + length) (any memory this process may write: a file's map, or
+// its own) as writable pages without changing their contents, so that later writes there only copy.
+// Returns false where the kernel cannot (before Linux 5.14), or could not.
+bool populate_for_writing(std::byte* data, std::uint64_t length);
+
 class FileMapping {
 public:
     enum class Access { read_write, read };
@@ -30,10 +35,8 @@ public:
 
     // The byte at `offset` of the file.
     std::byte* data() const { return data_; }
-    // Faults in [offset, offset + length) of the map as writable pages without changing their
-    // contents, so that later writes there only copy. Returns false where the kernel cannot (before
-    // Linux 5.14).
-    bool populate(std::uint64_t offset, std::uint64_t length) const;
+    // Faults in [offset, offset + length) of the map as writable pages (populate_for_writing).
+    bool populate(std::uint64_t offset, std::uint64_t length) const { return populate_for_writing(data_ + offset, length); }
     std::uint64_t size() const { return size_; }
 
 private:

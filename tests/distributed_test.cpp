@@ -130,15 +130,21 @@ TEST(Distributed, EveryKeyTypeAndRecordLayoutGivesTheBytesOfOneProcess) {
     expect_same_as_one_process(dir, dir / "in.rec", keys, keys, "records");
 }
 
+// Both ways of one host: the sample sort (--exchange shared), whose splitters break ties by input
+// position, and the sort first (--exchange runs, the default), whose parts are cut to the record.
 TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
     ScratchDir dir;
     for (const std::string dist : {"equal", "sorted", "reversed", "zipf", "few-unique", "uniform"}) {
-        gen({"--count", "200000", "--dist", dist, "--seed", "6", dir / "in"});
-        expect_same_as_one_process(dir, dir / "in", {}, {}, dist);
-        const Result r = mpi_sort(4, {"--stats", "-", dir / "in", dir / "out"});
+      gen({"--count", "200000", "--dist", dist, "--seed", "6", dir / "in"});
+      expect_same_as_one_process(dir, dir / "in", {}, {}, dist);
+      ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+      for (const std::string way : {"shared", "runs"}) {
+        const Result r = mpi_sort(4, {"--exchange", way, "--stats", "-", dir / "in", dir / "out"});
         ASSERT_EQ(r.status(), 0) << r.err;
+        EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << dist << ", " << way << ": not the same bytes";
         const auto stats = stats_of(r.err);
         EXPECT_EQ(stats.get<int>("ranks"), 4);
+        EXPECT_EQ(stats.get<std::string>("exchange"), way);
         EXPECT_EQ(stats.get<std::uint64_t>("output_records"), 200000u);
         std::uint64_t all = 0;
         std::vector<std::uint64_t> parts;
@@ -166,13 +172,22 @@ TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
         }
         EXPECT_EQ(rank, 4);
         EXPECT_EQ(ranges, 200000u);
-        // Each rank keeps about a quarter of its range and sends the rest (8-byte keys).
-        if (dist == "uniform") {
-            EXPECT_GT(sent, 200000u * 8 / 2) << r.err;
+        if (way == "shared") {
+            // Each rank keeps about a quarter of its range and sends the rest (8-byte keys).
+            if (dist == "uniform") {
+                EXPECT_GT(sent, 200000u * 8 / 2) << r.err;
+            }
+            // Ties are broken by input position: even all-equal keys split evenly.
+            EXPECT_LT(stats.get<double>("imbalance"), 0.05) << dist << ": " << r.err;
+        } else {
+            // Nothing is sent, and each part is its range's size: 50000 records.
+            EXPECT_EQ(sent, 0u) << r.err;
+            EXPECT_EQ(parts, (std::vector<std::uint64_t>(4, 50000u))) << dist;
+            EXPECT_EQ(stats.get<double>("imbalance"), 0) << dist;
         }
-        // Ties are broken by input position: even all-equal keys split evenly.
-        EXPECT_LT(stats.get<double>("imbalance"), 0.05) << dist << ": " << r.err;
         ::unlink((dir / "out").c_str());
+      }
+      ::unlink((dir / "one").c_str());
     }
 }
 
@@ -211,8 +226,13 @@ TEST(Distributed, OneRankSortsInputStraightFromItsFile) {
     EXPECT_TRUE(read_text(dir / "listed") == expected);
     const auto listed_stats = stats_of(listed.err);
     const auto& listed_rank = listed_stats.get_child("per_rank").begin()->second;
+    EXPECT_EQ(listed_stats.get<std::string>("exchange"), "runs");  // its runs merged as a rank's of many
     EXPECT_EQ(listed_rank.get<std::string>("range_read"), "map");
-    EXPECT_GT(listed_rank.get<double>("seconds.counting"), 0);
+    EXPECT_EQ(stats.get<std::string>("exchange"), "none");
+    const Result counted = mpi_sort(1, {"--exchange", "shared", "--input-list", dir / "list", "--stats", "-", dir / "counted"});
+    ASSERT_EQ(counted.status(), 0) << counted.err;
+    EXPECT_TRUE(read_text(dir / "counted") == expected);
+    EXPECT_GT(stats_of(counted.err).get_child("per_rank").begin()->second.get<double>("seconds.counting"), 0);
 }
 
 TEST(Distributed, UniqueKeepsTheFirstOfEachKeyAcrossRanks) {
@@ -331,11 +351,14 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
 // appears at OUTPUT, an old OUTPUT stays, no temp file is left, and no rank waits for the dead one.
 // gpusort-mpi-faults kills itself at a chosen call (io/syscalls.hpp), found in the log of a run:
 // rank 0 as it moves the finished OUTPUT into place (its hidden file complete), rank 1 at its first
-// write in the exchange, and with --partitioned rank 2 as its file goes into place.
+// write in the exchange, and with --partitioned rank 2 as its file goes into place; where the ranks
+// sort first (no --memory: the default --exchange runs), rank 1 as it reserves its region of OUTPUT
+// for its runs (its first fallocate), and with --sync rank 2 as it flushes its part, copied over its
+// runs (its first fdatasync).
 TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ScratchDir dir, tmp;
     gen({"--count", "1000003", "--seed", "23", dir / "in"});
-    const std::vector<std::string> options = {"--backend", "cpu", "--threads", "1", "--memory", "4M", "--tmp-dir", tmp.path()};
+    const std::vector<std::string> options = {"--backend", "cpu", "--threads", "1", "--tmp-dir", tmp.path()};
     // 3 ranks, rank `dying` with `env` (its own environment), the others with none.
     auto job = [&](int dying, const std::string& env, const std::vector<std::string>& extra) {
         std::vector<std::string> args = {"--oversubscribe"};
@@ -351,7 +374,7 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
         return run(GPUSORT_MPIEXEC, args, allow_mpirun);
     };
     const std::string log = tmp / "sites";
-    const Result logged = job(0, "GPUSORT_FAULT_LOG=" + log, {});
+    const Result logged = job(0, "GPUSORT_FAULT_LOG=" + log, {"--memory", "4M"});
     ASSERT_EQ(logged.status(), 0) << logged.err;
     std::string commit, write;  // "OP FILE:LINE": rank 0's fchmod as OUTPUT goes into place, its first pwrite
     for (const Site& reached : read_log(log).sites) {
@@ -363,14 +386,26 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ::unlink((dir / "out").c_str());
     ASSERT_FALSE(commit.empty()) << "no fchmod of the commit in the log";
     ASSERT_FALSE(write.empty()) << "no pwrite in the log";
+    const Result logged_runs = job(0, "GPUSORT_FAULT_LOG=" + log, {"--sync"});
+    ASSERT_EQ(logged_runs.status(), 0) << logged_runs.err;
+    std::string reserve, sync;  // "OP FILE:LINE": a rank's first fallocate (its runs' region) and fdatasync (its part)
+    for (const Site& reached : read_log(log).sites) {
+        if (reserve.empty() && reached.op == "fallocate") reserve = reached.op + " " + reached.location;
+        if (sync.empty() && reached.op == "fdatasync") sync = reached.op + " " + reached.location;
+    }
+    ::unlink(log.c_str());
+    ::unlink((dir / "out").c_str());
+    ASSERT_FALSE(reserve.empty()) << "no fallocate of the runs' region in the log";
+    ASSERT_FALSE(sync.empty()) << "no fdatasync in the log";
 
     struct Case {
         int dying;
         std::string fault;
         std::vector<std::string> extra;
     };
-    for (const Case& c : {Case{0, commit + " 1 SIGKILL", {}}, Case{1, write + " 1 SIGKILL", {}},
-                          Case{2, commit + " 1 SIGKILL", {"--partitioned"}}}) {
+    for (const Case& c : {Case{0, commit + " 1 SIGKILL", {"--memory", "4M"}}, Case{1, write + " 1 SIGKILL", {"--memory", "4M"}},
+                          Case{2, commit + " 1 SIGKILL", {"--memory", "4M", "--partitioned"}}, Case{1, reserve + " 1 SIGKILL", {}},
+                          Case{2, sync + " 1 SIGKILL", {"--sync"}}}) {
         const std::string what = "rank " + std::to_string(c.dying) + " killed at " + c.fault;
         write_text(dir / "out", "keep me");
         const auto start = std::chrono::steady_clock::now();
@@ -551,8 +586,10 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     };
     // 8 MB of records on 3 ranks: a part of about 2.7 MB, in memory within 8 MiB (half of it) and
     // in a temp file within 4 MiB; rounds of at most 1 MiB blocks.
-    for (const Case& c : {Case{{"--memory", "8M"}, "shared"}, Case{{"--memory", "8M", "--exchange", "messages"}, "messages"},
-                          Case{{"--memory", "4M"}, "shared"}, Case{{"--memory", "4M", "--exchange=messages"}, "messages"}}) {
+    for (const Case& c : {Case{{"--memory", "8M", "--exchange", "shared"}, "shared"},
+                          Case{{"--memory", "8M", "--exchange", "messages"}, "messages"},
+                          Case{{"--memory", "4M", "--exchange", "shared"}, "shared"},
+                          Case{{"--memory", "4M", "--exchange=messages"}, "messages"}}) {
         std::string what;
         for (const std::string& option : c.options) what += option + " ";
         std::vector<std::string> args = c.options;
@@ -574,8 +611,11 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
                 EXPECT_EQ(shared, 0u) << what;
         }
     }
-    // One rank alone on its host has no one to share memory with: messages, and nothing said.
-    const Result alone = mpi_sort(1, {"--memory", "8M", "--stats", "-", dir / "in", dir / "many"});
+    // One rank alone on its host (here of an --input-list, which it does not sort straight from its
+    // file) has no one to share memory with: messages, and nothing said.
+    write_text(dir / "list", dir / "in" + "\n");
+    const Result alone = mpi_sort(1, {"--memory", "8M", "--exchange", "shared", "--input-list", dir / "list", "--stats", "-",
+                                      dir / "many"});
     ASSERT_EQ(alone.status(), 0) << alone.err;
     EXPECT_EQ(count_lines_from_us(alone.err), 0) << alone.err;
     EXPECT_EQ(stats_of(alone.err).get<std::string>("exchange"), "messages");
@@ -586,7 +626,7 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     const std::string missing = dir / "missing";
     const Result no_room = run(GPUSORT_MPIEXEC,
                                {"--oversubscribe", "-n", "3", GPUSORT_MPI_BIN, "--backend", "cpu", "--threads", "1", "--memory",
-                                "8M", "--stats", "-", dir / "in", dir / "many"},
+                                "8M", "--exchange", "shared", "--stats", "-", dir / "in", dir / "many"},
                                [&] {
                                    allow_mpirun();
                                    ::setenv("OMPI_MCA_osc_sm_backing_directory", missing.c_str(), 1);
@@ -603,7 +643,7 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     // A way that is neither is a bad command line.
     const Result r = mpi_sort(2, {"--exchange", "carrier-pigeon", dir / "in", dir / "many"});
     EXPECT_EQ(r.status(), 2) << r.err;
-    EXPECT_NE(r.err.find("--exchange takes shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--exchange takes runs, shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
     // A value that is the next option: refused, as by gpusort-file.
     const Result swallowed = mpi_sort(2, {"--exchange", "--stats=-", dir / "in", dir / "many"});
@@ -611,6 +651,75 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     EXPECT_NE(swallowed.err.find("--exchange: its value is missing ('--stats=-' looks like an option)"), std::string::npos)
         << swallowed.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
+}
+
+// The ranks of one host sort first (--exchange runs, the default): each forms its runs in its region
+// of OUTPUT, and merges its part of every rank's runs, cut to the record, where they lie. Under
+// --memory of 2.5 times its range (its part takes half) each rank forms several runs (the CPU
+// sorter's chunks take the rest); ranges of uneven sizes (1000003 records)
+// give parts of the same sizes. The bytes are gpusort-file's, and nothing is sent. Where the sort
+// first cannot go (records with a key, --unique, --verify, a range across files of an --input-list,
+// a part beyond half the budget), the ranks take the sample sort, with the same bytes.
+TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
+    ScratchDir dir;
+    gen({"--count", "1000003", "--seed", "25", dir / "in"});
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    const std::string expected = read_text(dir / "one");
+    for (int ranks = 2; ranks <= 4; ++ranks) {
+        const std::string memory = std::to_string(1000003 * 8 * 5 / 2 / ranks / 1024 + 1) + "K";
+        const Result r = mpi_sort(ranks, {"--memory", memory, "--stats", "-", dir / "in", dir / "many"});
+        ASSERT_EQ(r.status(), 0) << r.err;
+        EXPECT_TRUE(read_text(dir / "many") == expected) << ranks << " ranks: not the same bytes";
+        ::unlink((dir / "many").c_str());
+        const auto stats = stats_of(r.err);
+        EXPECT_EQ(stats.get<std::string>("exchange"), "runs") << ranks;
+        EXPECT_EQ(stats.get<int>("splitters"), 0);
+        int rank = 0;
+        for (const auto& [_, mine] : stats.get_child("per_rank")) {
+            const std::uint64_t first = 1000003ull * rank / ranks, next = 1000003ull * (rank + 1) / ranks;
+            EXPECT_EQ(mine.get<std::uint64_t>("range_records"), next - first) << ranks;
+            EXPECT_EQ(mine.get<std::uint64_t>("part_records"), next - first) << ranks;
+            EXPECT_EQ(mine.get<std::uint64_t>("exchange_bytes_sent"), 0u) << ranks;
+            EXPECT_GT(mine.get<std::uint64_t>("runs"), 1u) << ranks;
+            EXPECT_EQ(mine.get<std::string>("range_read"), "map");
+            ++rank;
+        }
+        EXPECT_EQ(rank, ranks);
+    }
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "one"}));
+
+    const std::string whole = read_text(dir / "in");
+    write_text(dir / "a", whole.substr(0, 8 * 400000));  // rank 0 of 2 has records 0..500000: both files
+    write_text(dir / "b", whole.substr(8 * 400000));
+    write_text(dir / "list", dir / "a" + "\n" + dir / "b" + "\n");
+    struct Case {
+        std::vector<std::string> options;
+        std::string why;
+    };
+    for (const Case& c : {Case{{"--memory", "6M", dir / "in"}, "a part beyond half the budget"},
+                          Case{{"--verify", dir / "in"}, "--verify"},
+                          Case{{"--input-list", dir / "list"}, "a range across two files"}}) {
+        std::vector<std::string> args = c.options;
+        args.insert(args.end(), {"--stats", "-", dir / "many"});
+        const Result r = mpi_sort(2, args);
+        ASSERT_EQ(r.status(), 0) << c.why << ": " << r.err;
+        EXPECT_TRUE(read_text(dir / "many") == expected) << c.why << ": not the same bytes";
+        ::unlink((dir / "many").c_str());
+        EXPECT_EQ(stats_of(r.err).get<std::string>("exchange"), "shared") << c.why;
+    }
+    // Records with a key, and --unique, go the sample sort's way too.
+    gen({"--count", "300000", "--dist", "few-unique", "--seed", "26", dir / "rec"});
+    const std::vector<std::string> keys = {"--record-size", "16", "--key", "2:u16"};
+    expect_same_as_one_process(dir, dir / "rec", keys, keys, "records");
+    expect_same_as_one_process(dir, dir / "rec", {"--unique"}, {"--unique"}, "--unique");
+    for (const std::vector<std::string>& options : {keys, std::vector<std::string>{"--unique"}}) {
+        std::vector<std::string> args = options;
+        args.insert(args.end(), {"--stats", "-", dir / "rec", dir / "many"});
+        const Result r = mpi_sort(2, args);
+        ASSERT_EQ(r.status(), 0) << r.err;
+        EXPECT_EQ(stats_of(r.err).get<std::string>("exchange"), "shared") << options.front();
+        ::unlink((dir / "many").c_str());
+    }
 }
 
 // Without --memory, the ranks of a host share its default memory budget (they run at once), so that
@@ -684,15 +793,22 @@ TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
                                {"--format", "gensort"}, "gensort under --device-memory 4M", "gpu", 3);
     expect_same_as_one_process(dir, dir / "rec", {"--unique"}, {"--unique"}, "few-unique u64, --unique", "gpu", 3);
 
-    // Each rank says which GPU sorted its part, and took the --device-memory given.
+    expect_same_as_one_process(dir, dir / "u64", {"--device-memory", "2M", "--exchange", "shared"}, {},
+                               "u64 under --device-memory 2M, the sample sort", "gpu", 3);
+
+    // Each rank says which GPU sorted its part, and took the --device-memory given; the whole-record
+    // keys went the way of shared runs, merged on the GPU (slices of every rank's runs).
     const Result r = mpi_sort(2, {"--device-memory", "2M", "--stats", "-", dir / "u64", dir / "out"}, "gpu");
     ASSERT_EQ(r.status(), 0) << r.err;
     const auto stats = stats_of(r.err);
+    EXPECT_EQ(stats.get<std::string>("exchange"), "runs");
     int ranks = 0;
     for (const auto& [_, mine] : stats.get_child("per_rank")) {
         EXPECT_NE(mine.get<std::string>("backend"), "cpu") << r.err;
         EXPECT_EQ(mine.get<std::uint64_t>("device_memory_budget"), std::uint64_t{2} << 20) << r.err;
         EXPECT_GT(mine.get<std::uint64_t>("runs"), 1u) << r.err;
+        EXPECT_EQ(mine.get<std::uint64_t>("part_sort.merge_phases.gather.bytes"), mine.get<std::uint64_t>("part_records") * 8)
+            << r.err;
         ++ranks;
     }
     EXPECT_EQ(ranks, 2);

@@ -8,7 +8,10 @@
 #include "src/output/sort_output.hpp"
 
 #include <fcntl.h>
+#include <barrier>
+#include <functional>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 using namespace gpusort;
@@ -183,4 +186,120 @@ TEST(OutputRegion, PositionalWritesLandInTheRegion) {
     std::copy(part.begin(), part.end(), expected.begin() + 1500);
     EXPECT_TRUE(read_bytes(dir / "host") == expected);
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"host"}));
+}
+
+// SortOptions::shared_runs, as the ranks of one host use it: three sorts on threads of their own
+// stand in for three processes; each forms its runs of its third of the keys in memory of its own
+// (up to 7 runs: --max-run-records), the gather hands every sort all three's runs (after all have
+// formed theirs), and each merges records [first, first + its part) of the whole into its part's
+// memory. The parts, one after the other, are the keys sorted (std::sort, descending with `greater`
+// for a descending sort), whatever the sizes of the ranges and parts (one of them empty).
+TEST(SharedRuns, EachSortMergesItsPartOfEveryProcesssRuns) {
+    struct Case {
+        KeyType type;
+        bool descending;
+        std::vector<std::uint64_t> ranges, parts;  // records of each process's range and part
+        std::string name;
+    };
+    for (const Case& c : {Case{KeyType::u64, false, {40000, 40001, 39999}, {40000, 40000, 40000}, "u64, equal parts"},
+                          Case{KeyType::u64, false, {0, 70000, 50000}, {50000, 0, 70000}, "u64, an empty range and part"},
+                          Case{KeyType::i32, true, {30000, 30000, 30000}, {10000, 60000, 20000}, "i32 descending, uneven parts"}}) {
+        const std::size_t width = c.type == KeyType::u64 ? 8 : 4;
+        std::uint64_t all = 0;
+        for (const std::uint64_t n : c.ranges) all += n;
+        std::mt19937_64 rng(11);
+        std::vector<std::byte> data(all * width);
+        for (std::uint64_t i = 0; i < all; ++i) {
+            const std::uint64_t key = rng() % 5000;  // many equal keys across the processes' runs
+            std::memcpy(data.data() + i * width, &key, width);
+        }
+        std::vector<std::byte> expected = data;
+        if (c.type == KeyType::u64) {
+            auto* keys = reinterpret_cast<std::uint64_t*>(expected.data());
+            std::sort(keys, keys + all);
+        } else {
+            auto* keys = reinterpret_cast<std::int32_t*>(expected.data());
+            std::sort(keys, keys + all, std::greater<>());
+        }
+        const std::size_t n = c.ranges.size();
+        std::vector<std::vector<std::byte>> runs(n), parts(n);
+        std::vector<std::vector<std::uint64_t>> sizes(n);
+        std::vector<SortReport> reports(n);
+        std::vector<std::string> failures(n);
+        std::barrier formed(static_cast<std::ptrdiff_t>(n));
+        std::vector<std::thread> processes;
+        std::uint64_t at = 0, first = 0;
+        for (std::size_t p = 0; p < n; ++p) {
+            runs[p].resize(c.ranges[p] * width);
+            parts[p].resize(c.parts[p] * width);
+            SortOptions options;
+            options.backend = Backend::cpu;
+            options.threads = 1;
+            options.order = {c.type, c.descending};
+            options.max_run_records = 7000;
+            options.input = "range";
+            options.output = "part";
+            options.input_memory = std::span<const std::byte>(data.data() + at * width, c.ranges[p] * width);
+            SharedRuns shared;
+            shared.runs = runs[p];
+            shared.part = parts[p];
+            shared.first = first;
+            shared.gather = [&, p](std::span<const std::uint64_t> mine) {
+                sizes[p].assign(mine.begin(), mine.end());
+                formed.arrive_and_wait();
+                std::vector<std::span<const std::byte>> every;
+                for (std::size_t q = 0; q < n; ++q) {
+                    std::uint64_t offset = 0;
+                    for (const std::uint64_t records : sizes[q]) {
+                        every.push_back(std::span<const std::byte>(runs[q]).subspan(offset * width, records * width));
+                        offset += records;
+                    }
+                }
+                return every;
+            };
+            options.shared_runs = shared;
+            processes.emplace_back([&, p, options] {
+                try {
+                    reports[p] = sort_file(options);
+                } catch (const std::exception& e) {
+                    failures[p] = e.what();
+                }
+            });
+            at += c.ranges[p];
+            first += c.parts[p];
+        }
+        for (std::thread& t : processes) t.join();
+        std::vector<std::byte> merged;
+        for (std::size_t p = 0; p < n; ++p) {
+            EXPECT_EQ(failures[p], "") << c.name << ", process " << p;
+            EXPECT_EQ(reports[p].output_records, c.parts[p]) << c.name << ", process " << p;
+            EXPECT_EQ(reports[p].runs, (c.ranges[p] + 6999) / 7000) << c.name << ", process " << p;
+            EXPECT_EQ(sizes[p].size(), reports[p].runs) << c.name;
+            merged.insert(merged.end(), parts[p].begin(), parts[p].end());
+        }
+        EXPECT_TRUE(merged == expected) << c.name << ": the parts are not the keys sorted";
+    }
+}
+
+// Shared runs hold whole-record keys of an input of known size: records with a key, --unique and
+// --verify are refused before anything is read.
+TEST(SharedRuns, RefusesWhatItCannotMerge) {
+    std::vector<std::byte> data(800), runs(800), part(800);
+    SortOptions options = cpu_sort(std::nullopt, false, false);
+    options.input = "range";
+    options.output = "part";
+    options.input_memory = std::span<const std::byte>(data);
+    bool gathered = false;
+    options.shared_runs = SharedRuns{runs, part, 0, [&](std::span<const std::uint64_t>) {
+                                         gathered = true;
+                                         return std::vector<std::span<const std::byte>>{};
+                                     }};
+    for (const std::string what : {"records", "unique", "verify"}) {
+        SortOptions refused = options;
+        if (what == "records") refused.records = KeySpec{8, {KeyField{0, false, 8, KeyType::u64, false, false}}};
+        refused.unique = what == "unique";
+        refused.verify = what == "verify";
+        EXPECT_THROW(sort_file(refused), std::invalid_argument) << what;
+    }
+    EXPECT_FALSE(gathered);
 }

@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gpusort {
 
@@ -33,6 +34,20 @@ enum class Backend { automatic, cpu, gpu };
 struct OutputRegion {
     int fd = -1;
     std::uint64_t offset = 0;
+};
+
+// Sorted runs shared between processes (the ranks of gpusort-mpi on one host): the sort forms its
+// runs into memory the caller gives (and shares with the other processes), then merges its part of
+// the merge of every process's runs, records [first, first + part's records), into `part`, memory
+// the caller gives too; it creates and writes no OUTPUT. Whole-record keys only (no key spec, no
+// --unique, no --verify), and an input of known size.
+struct SharedRuns {
+    std::span<std::byte> runs;  // the input's size: the runs, one after the other, as normalised keys
+    std::span<std::byte> part;  // the part, as records (raw keys)
+    std::uint64_t first = 0;    // the part's first record in the merge of all processes' runs
+    // Called once this process's runs are formed, with how many records each holds (in that order):
+    // returns every process's runs, this one's included, in the order ties go (an earlier run's first).
+    std::function<std::vector<std::span<const std::byte>>(std::span<const std::uint64_t> run_records)> gather;
 };
 
 struct SortOptions {
@@ -69,6 +84,9 @@ struct SortOptions {
     // Write into this part of an open file instead of creating OUTPUT, whose name then serves only in
     // messages; uncompressed.
     std::optional<OutputRegion> output_region;
+    // Merge this sort's part of the runs of several processes into memory instead of sorting INPUT
+    // into OUTPUT (see SharedRuns).
+    std::optional<SharedRuns> shared_runs;
     // Re-read the output and check its order and that it holds the input's records.
     bool verify = false;
     // Counters for a progress display, updated while the sort runs (optional).

@@ -90,6 +90,9 @@ struct PlanInput {
     SpillIo spill_io = SpillIo::automatic;
     bool direct_io_possible = false;       // tmp_dir's file system does direct I/O
     std::optional<std::uint64_t> page_cache_bytes;  // memory the page cache may take besides the budget
+    // The runs go into memory the caller gives (SortOptions::shared_runs), not the budget's, and are
+    // always formed and merged, even where the input would fit one chunk.
+    bool runs_in_caller_memory = false;
     // Testing aids: a smaller fan-in (several merge passes) and smaller chunks (many runs).
     std::optional<std::size_t> max_fan_in;
     std::optional<std::uint64_t> max_run_records;

@@ -1,6 +1,7 @@
-// distributed_sort: samples and splitters, the counted exchange into memory or a temp file, and
-// the sort of each part with sort_file straight into its place in OUTPUT (with --unique, into a
-// temp file, whose kept records are then copied there).
+// distributed_sort: on one host, the sort of each range into runs that the ranks share, each rank
+// merging its part of them into its place in OUTPUT; else samples and splitters, the counted
+// exchange into memory or a temp file, and the sort of each part with sort_file straight into its
+// place in OUTPUT (with --unique, into a temp file, whose kept records are then copied there).
 #include "src/distributed/distributed_sort.hpp"
 
 #include "gpusort/compression.hpp"
@@ -15,6 +16,7 @@
 #include "src/distributed/gpu_share.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
+#include "src/distributed/shared_runs.hpp"
 #include "src/distributed/step.hpp"
 
 #include <algorithm>
@@ -49,6 +51,22 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // Samples per rank: enough that the parts stay within a few percent of each other.
 std::size_t samples_per_rank(int ranks) { return std::max<std::size_t>(16384, 32 * static_cast<std::size_t>(ranks)); }
+
+// The first record of rank `rank`'s range of `all` records over `p` ranks (and of its part, where
+// the runs are shared): the ranges differ by one record at most.
+std::uint64_t range_first(std::uint64_t all, int rank, int p) {
+    return all * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(p);
+}
+
+// The largest part over the mean, less 1.
+double imbalance_of(const std::vector<std::uint64_t>& parts) {
+    std::uint64_t largest = 0, all = 0;
+    for (const std::uint64_t n : parts) {
+        largest = std::max(largest, n);
+        all += n;
+    }
+    return all > 0 ? static_cast<double>(largest) * static_cast<double>(parts.size()) / static_cast<double>(all) - 1 : 0;
+}
 
 std::string temp_folder(const SortOptions& sort) {
     if (sort.tmp_dir) return *sort.tmp_dir;
@@ -179,7 +197,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     const KeySpec spec = sort.records.value_or(whole_record_key(sort.order.type, sort.order.descending));
     std::optional<KeyReader> reader;
     InputFiles input;
-    std::uint64_t first = 0, records = 0, width = 0;
+    std::uint64_t first = 0, records = 0, width = 0, all_records = 0;
     step([&] {
         if (sort.output == "-" || sort.output_compression.value_or(compression_of(sort.output)) != Compression::none)
             throw SortError("gpusort-mpi writes OUTPUT at offsets on every rank: it must be an uncompressed file, not '" +
@@ -193,9 +211,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         input = InputFiles(options.input_list ? read_input_list(sort.input) : std::vector<std::string>{sort.input}, width,
                            sort.input_compression);
         const std::uint64_t size = input.size();
-        const std::uint64_t all = size / width;
-        first = all * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(p);
-        records = all * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(p) - first;
+        all_records = size / width;
+        first = range_first(all_records, rank, p);
+        records = range_first(all_records, rank + 1, p) - first;
     });
     ranks.agree(step.failure());
     report.record_size = width;
@@ -217,12 +235,42 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::optional<io::File> received;
     const bool whole_input = p == 1 && !options.input_list;
     report.part_records.assign(1, records);
+    report.exchange = whole_input ? "none" : options.exchange;
+
+    // 2. Runs shared by the ranks of this host (--exchange runs), where every rank is on it, the keys
+    // are whole records, and every rank's range lies in one file and its part of the merge (as large
+    // as its range) in half its budget.
+    std::unique_ptr<io::FileMapping> runs_range;  // this rank's range, through a map of INPUT
+    bool runs = false;
+    if (!whole_input && options.exchange == "runs") {
+        bool fits = false;
+        step([&] {
+            if (ranks.host_size() != p || sort.records || sort.unique || sort.verify) return;
+            if (records > 0) runs_range = input.map(first * width, records * width);
+            fits = (records == 0 || runs_range) && records * width <= budget / 2;
+        });
+        ranks.agree(step.failure());
+        const std::uint64_t mine = fits ? 1 : 0;
+        const std::vector<std::uint64_t> every = ranks.all_gather(std::span<const std::uint64_t>(&mine, 1));
+        runs = std::find(every.begin(), every.end(), 0) == every.end();
+        if (runs) {
+            // The parts are the ranges' sizes: the merge is cut at the same records.
+            report.part_records.clear();
+            for (int s = 0; s < p; ++s)
+                report.part_records.push_back(range_first(all_records, s + 1, p) - range_first(all_records, s, p));
+            report.imbalance = imbalance_of(report.part_records);
+            report.range_read = "map";
+        } else {
+            runs_range.reset();
+            report.exchange = "shared";
+        }
+    }
     auto step_start = Clock::now();
     auto end_step = [&](double& seconds) {
         seconds = seconds_since(step_start);
         step_start = Clock::now();
     };
-    if (!whole_input) {
+    if (!whole_input && !runs) {
         // 2. Samples and splitters.
         std::vector<KeyPoint> splitters;
         std::optional<PartFinder> finder;
@@ -312,14 +360,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         for (int s = 0; s < p; ++s)
             for (int d = 0; d < p; ++d) report.part_records[static_cast<std::size_t>(d)] += count_of(s, d);
         part = report.part_records[static_cast<std::size_t>(rank)];
-        {
-            std::uint64_t largest = 0, all = 0;
-            for (const std::uint64_t n : report.part_records) {
-                largest = std::max(largest, n);
-                all += n;
-            }
-            report.imbalance = all > 0 ? static_cast<double>(largest) * p / static_cast<double>(all) - 1 : 0;
-        }
+        report.imbalance = imbalance_of(report.part_records);
 
         // Each source's records land in a region of their own, in the order they were sent: in memory
         // where the budget holds the part (ExchangeMemory::part_in_memory), else in a temp file.
@@ -343,8 +384,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
         // A round sends at most a block of this rank's range.
         std::optional<Exchange> exchange;
-        exchange.emplace(ranks, std::min(block_records, records) * width, options.shared_memory);
-        report.shared_memory = exchange->shared_memory();
+        exchange.emplace(ranks, std::min(block_records, records) * width, report.exchange != "messages");
+        report.exchange = exchange->shared_memory() ? "shared" : "messages";
         if (rank == 0 && !exchange->shared_memory_refused().empty() && sort.notice)
             sort.notice("the ranks could not share memory (" + exchange->shared_memory_refused() + "); the exchange goes by MPI messages");
         if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
@@ -464,6 +505,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // file, whose kept records are then copied there.
     SortOptions local = sort;
     local.device_memory_bytes = device_budget;
+    local.input_compression = local.output_compression = Compression::none;
+    local.tmp_dir = tmp;
+    local.progress = progress;  // the phases of this rank's own sort
     if (received_memory) {
         local.input_memory = std::span<const std::byte>(received_memory->data(), received_memory->size());
         local.memory_bytes = std::max(kMinMemoryBudget, budget - part * width);
@@ -471,10 +515,89 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         if (received) local.input = "/proc/self/fd/" + std::to_string(received->fd());  // else INPUT itself
         local.memory_bytes = budget;
     }
-    local.input_compression = local.output_compression = Compression::none;
-    local.tmp_dir = tmp;
-    local.progress = progress;  // the phases of this rank's own sort
-    if (!sort.unique) {
+    if (runs) {
+        // This rank's range, sorted into runs in its region of OUTPUT (which other ranks read), its
+        // part of every rank's runs merged into memory, and once every rank has merged, copied into
+        // that region (its part starts where its range does).
+        std::optional<OwnRuns> own;
+        std::vector<PeerRuns> peers(static_cast<std::size_t>(p));  // every other rank's runs
+        auto region_of = [&](int s) { return options.partitioned ? 0 : range_first(all_records, s, p) * width; };
+        step([&] {
+            const unsigned threads = std::max(1u, sort.threads.value_or(default_threads()));
+            own.emplace(target, region_of(rank), records * width, std::max(1u, threads / 2));
+        });
+        ranks.agree(step.failure());
+        const std::vector<std::string> addresses = ranks.all_gather(own ? own->address() : std::string());
+        step([&] {
+            for (int s = 0; s < p; ++s)
+                if (s != rank)
+                    peers[static_cast<std::size_t>(s)] =
+                        PeerRuns(addresses[static_cast<std::size_t>(s)], region_of(s),
+                                 (range_first(all_records, s + 1, p) - range_first(all_records, s, p)) * width);
+        });
+        ranks.agree(step.failure());
+        io::HostBuffer merged;  // this rank's part
+        local.input_memory = runs_range ? std::span<const std::byte>(runs_range->data(), runs_range->size())
+                                        : std::span<const std::byte>();
+        local.memory_bytes = std::max(kMinMemoryBudget, budget - records * width);
+        SharedRuns shared;
+        shared.first = first;
+        shared.gather = [&](std::span<const std::uint64_t> sizes) {
+            // Every rank has formed its runs (a rank that failed says so here, and every rank ends).
+            ranks.agree(std::string());
+            const std::uint64_t count = sizes.size();
+            const std::vector<std::uint64_t> counts = ranks.all_gather(std::span<const std::uint64_t>(&count, 1));
+            const std::vector<std::byte> all = ranks.all_gather(std::as_bytes(sizes));
+            std::vector<std::span<const std::byte>> every;
+            std::size_t at = 0;  // run sizes read from `all`
+            for (int s = 0; s < p; ++s) {
+                const std::span<const std::byte> memory =
+                    s == rank ? std::span<const std::byte>(own->bytes()) : peers[static_cast<std::size_t>(s)].bytes();
+                std::uint64_t offset = 0;
+                for (std::uint64_t r = 0; r < counts[static_cast<std::size_t>(s)]; ++r, ++at) {
+                    std::uint64_t n = 0;
+                    std::memcpy(&n, all.data() + at * sizeof n, sizeof n);
+                    if ((offset + n) * width > memory.size()) throw std::logic_error("a rank's runs are not the size of its range");
+                    every.push_back(memory.subspan(static_cast<std::size_t>(offset * width), static_cast<std::size_t>(n * width)));
+                    offset += n;
+                }
+            }
+            return every;
+        };
+        // A rank that failed before its runs were formed ends the others in their gather (above), as
+        // RankError, which goes on to end the job; any other failure ends every rank after the merge.
+        std::optional<RankError> failed_elsewhere;
+        step([&] {
+            try {
+                merged = io::HostBuffer(static_cast<std::size_t>(records * width));
+                shared.runs = own->bytes();
+                shared.part = std::span<std::byte>(merged.data(), merged.size());
+                local.shared_runs = shared;
+                report.part = sort_file(local);
+            } catch (const RankError& e) {
+                failed_elsewhere = e;
+            }
+        });
+        if (failed_elsewhere) throw *failed_elsewhere;
+        ranks.agree(step.failure());  // every rank's merge has read what it needed of the others' runs
+        peers.clear();
+        step([&] {
+            if (progress) progress->start_phase(ProgressPhase::writing, merged.size());
+            io::for_each_piece(std::span<const std::byte>(merged.data(), merged.size()), width,
+                               io::progress_piece_bytes(progress != nullptr, std::max(1u, sort.threads.value_or(default_threads())), merged.size()),
+                               [&](std::size_t offset, std::span<const std::byte> piece) {
+                                   io::copy_parallel(own->bytes().data() + offset, piece);
+                                   if (progress) progress->add(piece.size());
+                               });
+            own.reset();
+            merged = io::HostBuffer();
+            if (sort.sync) target.sync_data();
+        });
+        ranks.agree(step.failure());
+        runs_range.reset();
+        report.output_records = all_records;
+        end_step(report.step_seconds.sort);
+    } else if (!sort.unique) {
         const auto [offset, total] = part_offset_total(report.part_records, rank);
         step([&] {
             if (part == 0) return;

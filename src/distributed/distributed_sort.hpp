@@ -20,6 +20,17 @@
 //      order across ranks. With --unique, where how many records each part keeps is known only once
 //      all are sorted, a rank sorts into a nameless temp file, drops a first record whose key ended the
 //      part before, and copies the rest into its place.
+// Where every rank runs on one host and the keys are whole records (no --unique, no --verify), steps
+// 2, 3 and 5 give way to a sort first (--exchange runs, the default): OUTPUT is made, each rank
+// sorts its range into runs in its own region of OUTPUT (sort_file, SortOptions::shared_runs), which
+// the other ranks map (shared_runs.hpp); each then cuts its exact share of the merge of every rank's
+// runs out of them where they lie (multi-way selection: the parts are the ranges' sizes, to the
+// record) and merges it into memory of its own, and once every rank has merged, copies it over its
+// runs. Nothing is counted, scattered or sent: each rank does what gpusort-file does for its range,
+// reading the others' runs in its merge, plus one copy. Where a range lies across files of an
+// --input-list or its part would not fit in half the rank's budget, the ranks take steps 2 to 5.
+// --exchange shared takes them always; --exchange messages takes them with MPI messages between the
+// ranks of a host too.
 // A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left;
 // a rank that dies leaves none either (the others, ended by the launcher, remove what it named).
 #pragma once
@@ -38,7 +49,8 @@ struct DistributedOptions {
     SortOptions sort;          // INPUT, OUTPUT, the key, the budgets and the backend of each rank
     bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
     bool input_list = false;   // sort.input names a list of files (--input-list), sorted as one INPUT
-    bool shared_memory = true; // the ranks of a host exchange through shared memory (false: --exchange messages)
+    // How the records reach their parts (--exchange): "runs", "shared" or "messages" (above).
+    std::string exchange = "runs";
     int local_rank = 0;        // this rank among the ranks of its host, as the launcher says
     int local_ranks = 1;       // the ranks of its host
 };
@@ -70,7 +82,7 @@ struct DistributedReport {
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
     std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory
-    bool shared_memory = false;                   // the ranks of each host exchanged through shared memory
+    std::string exchange;                         // how the records reached their parts: runs, shared, messages or none (one rank)
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
     // sort of its part (OUTPUT made, and the part written into it), and OUTPUT moved into place
     // (with --unique, the kept records copied there first). Of the exchange, `transfer` is the time

@@ -1,6 +1,6 @@
 // gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
 // gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned, --input-list FILE (in place of
-// INPUT) and --exchange shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
+// INPUT) and --exchange runs|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
@@ -128,7 +128,7 @@ std::string stats_json(const DistributedReport& report, const std::vector<std::s
     out << "{\n"
         << "  \"ranks\": " << report.part_records.size() << ",\n"
         << "  \"splitters\": " << report.splitters << ",\n"
-        << "  \"exchange\": \"" << (report.shared_memory ? "shared" : "messages") << "\",\n"
+        << "  \"exchange\": \"" << report.exchange << "\",\n"
         << "  \"part_records\": " << parts << "],\n"
         << "  \"imbalance\": " << report.imbalance << ",\n"
         << "  \"output_records\": " << report.output_records << ",\n"
@@ -165,9 +165,9 @@ int main(int argc, char** argv) {
                 args.insert(args.begin(), *list);
             }
             if (const auto exchange = take_option(args, "--exchange")) {
-                if (*exchange == "messages") options.shared_memory = false;
-                else if (*exchange != "shared")
-                    throw std::invalid_argument("--exchange takes shared or messages, not '" + *exchange + "'");
+                if (*exchange != "runs" && *exchange != "shared" && *exchange != "messages")
+                    throw std::invalid_argument("--exchange takes runs, shared or messages, not '" + *exchange + "'");
+                options.exchange = *exchange;
             }
             io::install_signal_cleanup();
             try {
@@ -186,8 +186,10 @@ int main(int argc, char** argv) {
             if (speaker)
                 std::cout << "Usage: mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] INPUT OUTPUT\n"
                              "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
-                             "The ranks of one host exchange records through shared memory; with --exchange messages,\n"
-                             "by MPI messages alone (as between hosts).\n"
+                             "The ranks of one host sort their ranges first, into runs in OUTPUT, and each merges its part\n"
+                             "of all the runs where they lie (--exchange runs, the default, for whole-record keys); with\n"
+                             "--exchange shared, they send the records to their parts through shared memory and sort\n"
+                             "after; with --exchange messages, by MPI messages alone (as between hosts).\n"
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
                              "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
                              "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"

@@ -80,7 +80,7 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
     // Into the output's map in place, or into a buffer written at its offset.
     const auto* map = std::get_if<MappedFile>(&output_.destination());
     std::vector<std::byte> buffer(map ? 0 : n * r);
-    std::byte* destination = map ? map->mapping->data() + at * r : buffer.data();
+    std::byte* destination = map ? map->data + at * r : buffer.data();
     for_blocks(count, [&](std::uint64_t b, std::uint64_t first, std::uint64_t end) {
         std::uint64_t j = offset[b];
         for (std::uint64_t i = first; i != end; ++i)
@@ -99,7 +99,7 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
 void RecordOutput::move_records(std::uint64_t from, std::uint64_t to, std::uint64_t count) {
     const std::uint64_t bytes = count * record_size_;
     if (const auto* map = std::get_if<MappedFile>(&output_.destination())) {
-        std::byte* data = map->mapping->data();
+        std::byte* data = map->data;
         std::memmove(data + to * record_size_, data + from * record_size_, bytes);
         return;
     }

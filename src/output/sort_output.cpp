@@ -31,7 +31,7 @@ void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) c
     struct Write {
         std::uint64_t offset;
         std::span<const std::byte> bytes;
-        void operator()(const MappedFile& to) const { io::copy_parallel(to.mapping->data() + offset, bytes); }
+        void operator()(const MappedFile& to) const { io::copy_parallel(to.data + offset, bytes); }
         void operator()(const PositionalFile& to) const { io::write_parallel(*to.file, to.base + offset, bytes); }
         void operator()(StreamOutput* to) const { to->append(offset, bytes); }
     };
@@ -109,7 +109,7 @@ const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     // Written through a memory map when the space is reserved (no page can then meet a full disk).
     if (bytes > 0 && file.allocate(region_offset_, bytes) && may_map_) {
         mapping_.emplace(file, region_offset_, bytes);
-        return output_.emplace(MappedFile{&*mapping_}, progress_);
+        return output_.emplace(MappedFile{mapping_->data(), mapping_->size()}, progress_);
     }
     return output_.emplace(PositionalFile{&file, region_offset_}, progress_);
 }

@@ -51,9 +51,10 @@ private:
 };
 
 // A regular file written at any offsets by several threads, through its memory map (its space
-// is reserved, so no page can meet a full disk) ...
+// is reserved, so no page can meet a full disk), or memory the caller gives (SharedRuns::part) ...
 struct MappedFile {
-    const io::FileMapping* mapping;
+    std::byte* data;
+    std::uint64_t size;
 };
 // ... or with positional writes (its space could not be reserved, or a map is not wanted). The
 // output starts at byte `base` of the file (a part of a larger file, OutputRegion).

@@ -326,7 +326,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
     const std::uint64_t sample_budget = std::max<std::uint64_t>(host / 32, entry);
     if (plan.size_known) {
         plan.one_chunk_records = limited(capacity.records(1, plan.chunk_memory));
-        plan.one_chunk = plan.records <= plan.one_chunk_records;
+        plan.one_chunk = plan.records <= plan.one_chunk_records && !input.runs_in_caller_memory;
         if (plan.one_chunk) {
             plan.run_records = plan.records;
             plan.runs = plan.records > 0 ? 1 : 0;
@@ -338,7 +338,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
                 throw std::invalid_argument(
                     "the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
             plan.runs = ceil_div(plan.records, plan.run_records);
-            plan.runs_kept_in_memory = plan.device && plan.records * entry <= host / 2;
+            plan.runs_kept_in_memory = input.runs_in_caller_memory || (plan.device && plan.records * entry <= host / 2);
             // Samples of all runs take at most 1/32 of the memory (and one record in 1024 at most).
             plan.sample_stride = round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(plan.records * entry, sample_budget)));
             plan.sample_memory = (plan.records / plan.sample_stride + 1) * entry;
@@ -364,7 +364,7 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         plan.sample_memory = sample_budget;
     }
     plan.host.samples = plan.sample_memory;
-    plan.host.runs = plan.runs_kept_in_memory ? plan.records * entry : 0;
+    plan.host.runs = plan.runs_kept_in_memory && !input.runs_in_caller_memory ? plan.records * entry : 0;
 
     if (!plan.one_chunk) {
         plan.merge_on_device = plan.device && capacity.sorts_slices;

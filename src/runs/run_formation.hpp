@@ -23,6 +23,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <stdexcept>
 #include <vector>
 
 #include <tbb/parallel_pipeline.h>
@@ -44,11 +46,12 @@ inline void store_counted(std::span<const std::byte> entries, std::size_t entry,
     });
 }
 
-// input_width: bytes per record of the input.
+// input_width: bytes per record of the input. `into`, when given (plan.records entries long), holds
+// the runs instead of a host buffer of their own or a spill file: memory the caller owns.
 template <class T>
 std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width, const SortPlan& plan,
                                     ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times,
-                                    ProgressCounters* progress = nullptr) {
+                                    ProgressCounters* progress = nullptr, std::span<std::byte> into = {}) {
     const std::size_t entry = plan.entry_bytes;
     const std::uint64_t total = plan.records;
     const std::uint64_t chunk = plan.run_records;
@@ -56,9 +59,13 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
 
     // Runs and their sample arrays are laid out before the first chunk is read.
     std::shared_ptr<io::SpillFile> spill;
-    std::shared_ptr<io::HostBuffer> memory;
-    if (plan.runs_kept_in_memory) {
-        memory = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
+    std::shared_ptr<io::HostBuffer> buffer;
+    std::byte* memory = into.data();
+    if (!into.empty()) {
+        if (into.size() != total * entry) throw std::logic_error("form_runs: the memory given does not fit the runs");
+    } else if (plan.runs_kept_in_memory) {
+        buffer = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
+        memory = buffer->data();
     } else {
         spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
         spill->allocate(0, total * entry);
@@ -66,7 +73,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
     std::vector<SortedRun<T>> runs;
     for (std::uint64_t c = 0; c < chunks; ++c) {
         const std::uint64_t size = std::min(chunk, total - c * chunk);
-        runs.push_back(memory ? SortedRun<T>::in_memory(memory, memory->data(), c * chunk, size, plan.sample_stride, entry)
+        runs.push_back(memory ? SortedRun<T>::in_memory(buffer, memory, c * chunk, size, plan.sample_stride, entry)
                               : SortedRun<T>::in_file(spill, c * chunk, size, plan.sample_stride, entry));
     }
     const std::size_t slots = chunks > 1 ? 2 : 1;
@@ -84,7 +91,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
             const std::uint64_t at = (run.first + first) * entry;
             store_counted(bytes, entry, input_width, progress, plan.threads, [&](std::uint64_t offset, std::span<const std::byte> piece) {
                 if (memory)
-                    io::copy_parallel(memory->data() + at + offset, piece);
+                    io::copy_parallel(memory + at + offset, piece);
                 else
                     io::write_parallel(*spill, at + offset, piece);
             });

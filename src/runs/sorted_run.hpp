@@ -16,6 +16,9 @@
 #include <span>
 #include <vector>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 namespace gpusort {
 
 // Bytes of entries read at once to take their keys (a thread's scratch space).
@@ -118,6 +121,18 @@ void thin_samples(SortedRun<T>& run, std::uint64_t stride) {
     run.samples.resize(kept);
     run.samples.shrink_to_fit();
     run.sample_stride = stride;
+}
+
+// A run of `size` entries that lies in memory from `base` (a piece of a run, or another process's),
+// with its samples taken from there, on all threads.
+template <class T>
+SortedRun<T> sampled_run_in_memory(const std::byte* base, std::uint64_t size, std::uint64_t stride,
+                                   std::size_t entry_bytes = sizeof(T)) {
+    SortedRun<T> run = SortedRun<T>::in_memory(nullptr, base, 0, size, stride, entry_bytes);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, run.samples.size()), [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t i = r.begin(); i < r.end(); ++i) std::memcpy(&run.samples[i], base + i * stride * entry_bytes, sizeof(T));
+    });
+    return run;
 }
 
 // A sorted run as the selection sees it. first_true(lo, hi, pred) returns the first position

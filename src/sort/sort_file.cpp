@@ -18,6 +18,7 @@
 #include "src/output/record_output.hpp"
 #include "src/runs/run_formation.hpp"
 #include "src/merge/run_merge.hpp"
+#include "src/merge/multiway_selection.hpp"
 #include "src/merge/slice_merge.hpp"
 #include "src/input/sort_input.hpp"
 #include "src/output/sort_output.hpp"
@@ -50,15 +51,15 @@ public:
     OutputPrefault(const SortOutput& output, const SortPlan& plan, unsigned workers, MergePhase* fault = nullptr) {
         const auto* map = std::get_if<MappedFile>(&output.destination());
         if (!map || !plan.device || workers == 0) return;
-        const io::FileMapping& mapping = *map->mapping;
+        const MappedFile mapping = *map;
         start_ = std::chrono::steady_clock::now();
         fault_ = fault;
         for (unsigned w = 0; w < workers; ++w)
-            group_.run([this, &mapping] {
+            group_.run([this, mapping] {
                 constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
-                for (std::uint64_t b = next_++; b * kBlock < mapping.size() && !stop_; b = next_++) {
-                    const std::uint64_t length = std::min(kBlock, mapping.size() - b * kBlock);
-                    if (mapping.populate(b * kBlock, length)) done_ += length;
+                for (std::uint64_t b = next_++; b * kBlock < mapping.size && !stop_; b = next_++) {
+                    const std::uint64_t length = std::min(kBlock, mapping.size - b * kBlock);
+                    if (io::populate_for_writing(mapping.data + b * kBlock, length)) done_ += length;
                 }
                 const auto end = std::chrono::steady_clock::now();
                 std::lock_guard lock(mutex_);
@@ -111,7 +112,7 @@ private:
 
 // OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
 OutputShape PlannedSort::shape_of(const SortOptions& options) {
-    if (!options.output_region) return output_shape(options.output, options.output_compression);
+    if (!options.output_region && !options.shared_runs) return output_shape(options.output, options.output_compression);
     if (options.output_compression.value_or(Compression::none) != Compression::none)
         throw std::invalid_argument("an output region is written uncompressed");
     return {false, io::parent_folder(options.output), Compression::none};
@@ -182,6 +183,8 @@ PlannedSort::PlannedSort(const SortOptions& options)
         throw std::invalid_argument("an output region starts at a whole record: byte " +
                                     std::to_string(options.output_region->offset) + " is not a multiple of " +
                                     std::to_string(width));
+    if (options.shared_runs && (records || options.verify || input.streamed()))
+        throw std::invalid_argument("shared runs are whole-record keys of an input of known size, without --unique or --verify");
     if (!input.streamed() && input.size() % width != 0)
         throw SortError("'" + input.name() + "' is " + std::to_string(input.size()) +
                         " bytes long, which is not a multiple of the record size " + std::to_string(width) +
@@ -209,6 +212,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
                                                                   : options.spill_io == SpillIo::automatic;
     if (const std::uint64_t available = available_memory(); available > 0)
         what.page_cache_bytes = available > budgets.memory_bytes ? available - budgets.memory_bytes : 0;
+    what.runs_in_caller_memory = options.shared_runs.has_value();
     what.max_fan_in = options.max_fan_in;
     what.max_run_records = options.max_run_records;
     ChunkSorter& chunk_sorter = *sorter;
@@ -232,7 +236,7 @@ io::StreamReaderQueue reader_queue(const SortPlan& plan) {
 // they need as resolved.
 struct SortJob {
     PlannedSort& planned;  // key, widths, input, sorter, plan, where runs go
-    OutputTarget& target;
+    OutputTarget* target;  // none where the part goes into memory (shared runs)
     SortReport& report;
     KeyOrder order;        // of whole-record keys
     bool unique = false;   // --unique
@@ -343,7 +347,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
         struct Into {
             const SortOutput& output;
             MergeInto operator()(const MappedFile& to) const {
-                return merge_into::Memory{to.mapping->data(), output.progress()};
+                return merge_into::Memory{to.data, output.progress()};
             }
             MergeInto operator()(const PositionalFile& to) const {
                 return merge_into::File{to.file, to.base / sizeof(T), output.progress()};
@@ -412,7 +416,7 @@ void sort_known_size(SortJob& job) {
     report.bytes = planned.input.size();
     report.records = plan.records;
     check_free_space(plan);
-    const SortOutput& output = job.target.open(report.bytes);
+    const SortOutput& output = job.target->open(report.bytes);
     auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
     if (plan.one_chunk) {
         sort_as_one_chunk(job, plan.records, [&](std::uint64_t first, std::span<std::byte> bytes) { read(first * planned.width, bytes); },
@@ -428,6 +432,53 @@ void sort_known_size(SortJob& job) {
             form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir, report.times, job.progress);
         merge_into_output<T>(job, runs, plan.records, output);
     });
+}
+
+// Runs shared with other processes (SortOptions::shared_runs): this input's runs are formed into the
+// caller's memory; then this sort's part of the merge of every process's runs is cut out of each
+// run by exact selection (the same cuts on every process, so that the parts meet) and merged into
+// the caller's memory for the part, as a sort's own runs are merged into OUTPUT.
+void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
+    PlannedSort& planned = job.planned;
+    SortReport& report = job.report;
+    const SortPlan& plan = planned.plan;
+    report.bytes = planned.input.size();
+    report.records = plan.records;
+    const std::uint64_t records = shared.part.size() / planned.width;
+    if (shared.runs.size() != plan.records * plan.entry_bytes || shared.part.size() % planned.width != 0)
+        throw std::logic_error("shared runs: the memory given does not fit the runs or whole records");
+    with_key_width(planned.width, [&](auto key) {
+        using T = decltype(key);
+        const SortOutput output(MappedFile{shared.part.data(), shared.part.size()}, job.progress);
+        // The part's fresh pages are faulted in from the start of run formation, ahead of the merge.
+        const std::optional<OutputPrefault> prefault = prefault_for_merge(job, output);
+        job.phase(ProgressPhase::sorting, report.bytes);
+        std::vector<std::uint64_t> sizes;
+        {
+            auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
+            const std::vector<SortedRun<T>> own = form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir,
+                                                               report.times, job.progress, shared.runs);
+            for (const SortedRun<T>& run : own) sizes.push_back(run.size);
+        }
+        const std::vector<std::span<const std::byte>> runs = shared.gather(sizes);
+        std::vector<SpanSequence<T>> sequences;
+        std::uint64_t all = 0;
+        for (const std::span<const std::byte> run : runs) {
+            if (run.size() % sizeof(T) != 0) throw std::logic_error("shared runs: a run is not a whole number of keys");
+            sequences.emplace_back(std::span<const T>(reinterpret_cast<const T*>(run.data()), run.size() / sizeof(T)));
+            all += run.size() / sizeof(T);
+        }
+        if (shared.first + records > all) throw std::logic_error("shared runs: a part beyond the runs' records");
+        const std::vector<std::uint64_t> from = multiway_select<SpanSequence<T>>(sequences, shared.first);
+        const std::vector<std::uint64_t> to = multiway_select<SpanSequence<T>>(sequences, shared.first + records);
+        std::vector<SortedRun<T>> pieces;
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            if (to[i] > from[i])
+                pieces.push_back(sampled_run_in_memory<T>(runs[i].data() + from[i] * sizeof(T), to[i] - from[i], plan.sample_stride));
+        merge_into_output<T>(job, pieces, records, output);
+        report.runs = sizes.size();  // formed here (the merge took pieces of every process's)
+    });
+    report.output_bytes = report.output_records * planned.width;
 }
 
 // A stream of unknown size (stdin, a pipe, a compressed file), read front to back. Chunks are
@@ -466,7 +517,7 @@ void sort_streamed(SortJob& job) {
     if (chunks.records[1] < chunk && first_two <= plan.one_chunk_records) {
         report.records = first_two;
         report.bytes = first_two * planned.width;
-        const SortOutput& output = job.target.open(report.bytes);
+        const SortOutput& output = job.target->open(report.bytes);
         sort_as_one_chunk(job, first_two,
                           [&](std::uint64_t first, std::span<std::byte> bytes) {
                               // Records [first, ...) of the two buffers, one after the other.
@@ -499,7 +550,7 @@ void sort_streamed(SortJob& job) {
         for (const auto& run : runs) records += run.size;
         report.records = records;
         report.bytes = records * planned.width;
-        const SortOutput& output = job.target.open(report.bytes);
+        const SortOutput& output = job.target->open(report.bytes);
         const std::optional<OutputPrefault> prefault = prefault_for_merge(job, output);
         merge_into_output<T>(job, runs, records, output);
     });
@@ -524,6 +575,14 @@ SortReport sort_file(const SortOptions& options) {
     report.output_streamed = planned.output.sequential;
     // A --tmp-dir that cannot be used is an error even when this input would not need it.
     if (options.tmp_dir) io::create_temp_file(planned.tmp_dir);
+    if (options.shared_runs) {
+        SortJob job{planned, nullptr, report, options.order, false, options.progress};
+        sort_shared_runs(job, *options.shared_runs);
+        planned.input.check_unchanged();
+        if (options.progress) options.progress->start_phase(ProgressPhase::done, 0);
+        report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return report;
+    }
 
     io::FileId input_id, output_id;
     const bool replaces_input = !options.output_region && !options.input_memory && options.input != "-" && options.output != "-" &&
@@ -536,7 +595,7 @@ SortReport sort_file(const SortOptions& options) {
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
 
-    SortJob job{planned, target, report, options.order, options.unique, options.progress};
+    SortJob job{planned, &target, report, options.order, options.unique, options.progress};
     if (planned.input.streamed())
         sort_streamed(job);
     else
