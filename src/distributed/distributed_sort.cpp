@@ -237,9 +237,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.part_records.assign(1, records);
     report.exchange = whole_input ? "none" : options.exchange;
 
-    // 2. Runs shared by the ranks of this host (--exchange runs), where every rank is on it, the keys
-    // are whole records, and every rank's range lies in one file and its part of the merge (as large
-    // as its range) in half its budget.
+    // Sorting first (--exchange runs: steps 2, 3 and 5 give way to the branch "if (runs)" of step 5),
+    // where every rank is on this host, the keys are whole records, and every rank's range lies in
+    // one file and its part of the merge (as large as its range) in half its budget.
     std::unique_ptr<io::FileMapping> runs_range;  // this rank's range, through a map of INPUT
     bool runs = false;
     if (!whole_input && options.exchange == "runs") {
@@ -581,6 +581,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         if (failed_elsewhere) throw *failed_elsewhere;
         ranks.agree(step.failure());  // every rank's merge has read what it needed of the others' runs
         peers.clear();
+        end_step(report.step_seconds.sort);  // the copy belongs to the output step
         step([&] {
             if (progress) progress->start_phase(ProgressPhase::writing, merged.size());
             io::for_each_piece(std::span<const std::byte>(merged.data(), merged.size()), width,
@@ -596,7 +597,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         ranks.agree(step.failure());
         runs_range.reset();
         report.output_records = all_records;
-        end_step(report.step_seconds.sort);
     } else if (!sort.unique) {
         const auto [offset, total] = part_offset_total(report.part_records, rank);
         step([&] {

@@ -84,8 +84,9 @@ struct DistributedReport {
     std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory
     std::string exchange;                         // how the records reached their parts: runs, shared, messages or none (one rank)
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
-    // sort of its part (OUTPUT made, and the part written into it), and OUTPUT moved into place
-    // (with --unique, the kept records copied there first). Of the exchange, `transfer` is the time
+    // sort of its part (OUTPUT made, and the part written into it; sorting first, its runs formed
+    // and its part merged), and OUTPUT moved into place (with --unique, the kept records copied
+    // there first; sorting first, the part copied over the runs first). Of the exchange, `transfer` is the time
     // of its rounds (MPI's messages, and the copies out of the send areas of the host) on the thread
     // that moves them, while this one reads, classifies and lays out the next round.
     struct Seconds {
