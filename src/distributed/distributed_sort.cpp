@@ -184,8 +184,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     DistributedReport report;
     Step step;
     // The classification of records runs on --threads threads, as the sort does.
-    const tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
-                                      std::max(1u, sort.threads.value_or(default_threads())));
+    const unsigned threads = std::max(1u, sort.threads.value_or(default_threads()));
+    const tbb::global_control thread_limit(tbb::global_control::max_allowed_parallelism, threads);
 
     // The GPU's context, and the rank's share of its memory where ranks share it, on a thread of
     // their own while the ranks sample, count and exchange: the part's sort then finds it made.
@@ -240,14 +240,15 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // Sorting first (--exchange runs: steps 2, 3 and 5 give way to the branch "if (runs)" of step 5),
     // where every rank is on this host, the keys are whole records, and every rank's range lies in
     // one file and its part of the merge (as large as its range) in half its budget.
-    std::unique_ptr<io::FileMapping> runs_range;  // this rank's range, through a map of INPUT
+    // This rank's range, through a map of INPUT where it lies in one file (made once, for either way).
+    std::unique_ptr<io::FileMapping> range_map;
     bool runs = false;
     if (!whole_input && options.exchange == "runs") {
         bool fits = false;
         step([&] {
             if (ranks.host_size() != p || sort.records || sort.unique || sort.verify) return;
-            if (records > 0) runs_range = input.map(first * width, records * width);
-            fits = (records == 0 || runs_range) && records * width <= budget / 2;
+            if (records > 0) range_map = input.map(first * width, records * width);
+            fits = (records == 0 || range_map) && records * width <= budget / 2;
         });
         ranks.agree(step.failure());
         const std::uint64_t mine = fits ? 1 : 0;
@@ -261,7 +262,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             report.imbalance = imbalance_of(report.part_records);
             report.range_read = "map";
         } else {
-            runs_range.reset();
             report.exchange = "shared";
         }
     }
@@ -301,9 +301,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         // from the counting pass where the budget holds them. The part of every record is kept from
         // it where the budget holds them (exchange_memory.hpp): the exchange then does not classify
         // the records again.
-        std::unique_ptr<io::FileMapping> range_map;
         step([&] {
-            if (records > 0) range_map = input.map(first * width, records * width);
+            if (records > 0 && !range_map) range_map = input.map(first * width, records * width);
         });
         const ExchangeMemory memory = plan_exchange_memory(budget, records, width, p, range_map != nullptr);
         report.range_read = range_map ? "map" : memory.keep_range ? "kept" : "twice";
@@ -523,7 +522,6 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         std::vector<PeerRuns> peers(static_cast<std::size_t>(p));  // every other rank's runs
         auto region_of = [&](int s) { return options.partitioned ? 0 : range_first(all_records, s, p) * width; };
         step([&] {
-            const unsigned threads = std::max(1u, sort.threads.value_or(default_threads()));
             own.emplace(target, region_of(rank), records * width, std::max(1u, threads / 2));
         });
         ranks.agree(step.failure());
@@ -537,7 +535,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         });
         ranks.agree(step.failure());
         io::HostBuffer merged;  // this rank's part
-        local.input_memory = runs_range ? std::span<const std::byte>(runs_range->data(), runs_range->size())
+        local.input_memory = range_map ? std::span<const std::byte>(range_map->data(), range_map->size())
                                         : std::span<const std::byte>();
         local.memory_bytes = std::max(kMinMemoryBudget, budget - records * width);
         SharedRuns shared;
@@ -585,7 +583,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             if (progress) progress->start_phase(ProgressPhase::writing, merged.size());
             io::for_each_piece(std::span<const std::byte>(merged.data(), merged.size()), width,
-                               io::progress_piece_bytes(progress != nullptr, std::max(1u, sort.threads.value_or(default_threads())), merged.size()),
+                               io::progress_piece_bytes(progress != nullptr, threads, merged.size()),
                                [&](std::size_t offset, std::span<const std::byte> piece) {
                                    io::copy_parallel(own->bytes().data() + offset, piece);
                                    if (progress) progress->add(piece.size());
@@ -595,7 +593,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             if (sort.sync) target.sync_data();
         });
         ranks.agree(step.failure());
-        runs_range.reset();
+        range_map.reset();
         report.output_records = all_records;
     } else if (!sort.unique) {
         const auto [offset, total] = part_offset_total(report.part_records, rank);

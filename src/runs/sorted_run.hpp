@@ -129,8 +129,9 @@ template <class T>
 SortedRun<T> sampled_run_in_memory(const std::byte* base, std::uint64_t size, std::uint64_t stride,
                                    std::size_t entry_bytes = sizeof(T)) {
     SortedRun<T> run = SortedRun<T>::in_memory(nullptr, base, 0, size, stride, entry_bytes);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, run.samples.size()), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i) std::memcpy(&run.samples[i], base + i * stride * entry_bytes, sizeof(T));
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, size, stride * 64), [&](const tbb::blocked_range<std::uint64_t>& r) {
+        take_samples<T>(std::span<const std::byte>(base + r.begin() * entry_bytes, (r.end() - r.begin()) * entry_bytes),
+                        entry_bytes, r.begin(), stride, run.samples);
     });
     return run;
 }
