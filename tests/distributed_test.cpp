@@ -419,6 +419,47 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     }
 }
 
+// Sorting first writes the runs through maps of OUTPUT, on space reserved first. Where OUTPUT's file
+// system cannot reserve space (every File::allocate answered EOPNOTSUPP by the fault hook of
+// gpusort-mpi-faults, as on a file system without fallocate), the ranks take the sample sort, with
+// the bytes of one process, and leave nothing behind. The site is rank 0's first fallocate in the
+// log of a run: its question to OUTPUT's folder.
+TEST(Distributed, AFileSystemThatCannotReserveSpaceTakesTheSampleSort) {
+    ScratchDir dir, tmp;
+    gen({"--count", "300007", "--seed", "29", dir / "in"});
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    const std::string log = tmp / "sites";
+    // rank 0 with `env` (its own environment), ranks 1 and 2 with `others`.
+    auto job = [&](const std::string& env, const std::string& others) {
+        std::vector<std::string> args = {"--oversubscribe"};
+        for (int r = 0; r < 3; ++r) {
+            if (r > 0) args.push_back(":");
+            args.insert(args.end(), {"-n", "1"});
+            if (!(r == 0 ? env : others).empty()) args.insert(args.end(), {"env", r == 0 ? env : others});
+            args.insert(args.end(), {GPUSORT_MPI_FAULTS_BIN, "--backend", "cpu", "--threads", "1", "--stats", "-",
+                                     dir / "in", dir / "out"});
+        }
+        return run(GPUSORT_MPIEXEC, args, allow_mpirun);
+    };
+    const Result logged = job("GPUSORT_FAULT_LOG=" + log, "");
+    ASSERT_EQ(logged.status(), 0) << logged.err;
+    EXPECT_EQ(stats_of(logged.err).get<std::string>("exchange"), "runs");
+    std::string reserve;  // "fallocate FILE:LINE"
+    for (const Site& reached : read_log(log).sites)
+        if (reserve.empty() && reached.op == "fallocate") reserve = reached.op + " " + reached.location;
+    ::unlink(log.c_str());
+    ::unlink((dir / "out").c_str());
+    ASSERT_FALSE(reserve.empty()) << "no fallocate in the log";
+
+    const std::string cannot = "GPUSORT_FAULT_INJECT=" + reserve + " * EOPNOTSUPP";
+    const Result r = job(cannot, cannot);
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(stats_of(r.err).get<std::string>("exchange"), "shared");
+    EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << "not the same bytes";
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "one", "out"}));
+    EXPECT_TRUE(tmp.entries().empty());
+}
+
 // --input-list: the listed files, one after the other, are INPUT. The files are cut at uneven
 // record boundaries (two of them empty), and the keys repeat, so the order of equal keys across
 // files and ranks shows; the output is gpusort-file's on the concatenation.

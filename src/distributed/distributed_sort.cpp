@@ -74,6 +74,14 @@ std::string temp_folder(const SortOptions& sort) {
     return folder.empty() ? "." : folder;
 }
 
+// Whether the file system of OUTPUT's folder reserves space (fallocate), as sorting first needs: the
+// ranks write their runs through maps of OUTPUT, which must not meet a full disk. A nameless file
+// there tells, with a page reserved.
+bool output_folder_reserves(const std::string& output) {
+    const std::string folder = io::parent_folder(io::follow_links(output));
+    return io::create_temp_file(folder.empty() ? "." : folder).allocate(0, 4096);
+}
+
 // Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`, in large pieces, each read
 // and written on all threads, and counted in `progress` (when set).
 void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File& to, std::uint64_t to_offset,
@@ -238,8 +246,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.exchange = whole_input ? "none" : options.exchange;
 
     // Sorting first (--exchange runs: steps 2, 3 and 5 give way to the branch "if (runs)" of step 5),
-    // where every rank is on this host, the keys are whole records, and every rank's range lies in
-    // one file and its part of the merge (as large as its range) in half its budget.
+    // where every rank is on this host, the keys are whole records, every rank's range lies in one
+    // file and its part of the merge (as large as its range) in half its budget, and OUTPUT's file
+    // system reserves space.
     // This rank's range, through a map of INPUT where it lies in one file (made once, for either way).
     std::unique_ptr<io::FileMapping> range_map;
     bool runs = false;
@@ -248,7 +257,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         step([&] {
             if (ranks.host_size() != p || sort.records || sort.unique || sort.verify) return;
             if (records > 0) range_map = input.map(first * width, records * width);
-            fits = (records == 0 || range_map) && records * width <= budget / 2;
+            fits = (records == 0 || range_map) && records * width <= budget / 2 &&
+                   (rank != 0 || output_folder_reserves(sort.output));  // the ranks share a folder: one asks
         });
         ranks.agree(step.failure());
         const std::uint64_t mine = fits ? 1 : 0;
