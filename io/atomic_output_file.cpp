@@ -97,23 +97,54 @@ void flush_folder(const std::string& folder) {
     sys::close(dir);
 }
 
+// The folder of `path` (already followed to its end), once OUTPUT is known not to be a directory
+// and the leftovers of ended sorts are gone from it.
+std::string prepare_folder(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw IoError("cannot write '" + path + "': it is a directory");
+    const std::string folder = parent_folder(path);
+    remove_leftovers(folder);
+    return folder;
+}
+
 }  // namespace
 
-AtomicOutputFile::AtomicOutputFile(const std::string& path, Naming naming) : path_(follow_links(path)) {
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        throw IoError("cannot write '" + path_ + "': it is a directory");
-    const std::string folder = parent_folder(path_);
-    remove_leftovers(folder);
+std::string AtomicOutputFile::hidden_name_for(const std::string& path) {
+    const std::string folder = parent_folder(follow_links(path));
+    for (;;) {
+        std::string name = hidden_name(folder);
+        struct stat st {};
+        if (::lstat(name.c_str(), &st) != 0) return name;
+    }
+}
+
+AtomicOutputFile::AtomicOutputFile(const std::string& path, const std::string& hidden) : path_(follow_links(path)) {
+    prepare_folder(path_);
+    int fd = -1, err = 0;
+    {
+        HoldCleanupSignals hold;
+        fd = sys::retry_interrupted(
+            [&] { return sys::open(hidden.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600); });
+        err = errno;
+        if (fd >= 0) temp_name_cleanup_ = UnlinkOnSignal(hidden);
+    }
+    if (fd < 0) throw_errno("cannot write", path_, err);
+    file_ = File(fd, path_);
+    temp_name_ = hidden;
+    // Named before it is locked: another sort may have taken it for a leftover in between.
+    ::flock(fd, LOCK_EX);
+    if (!names_file(hidden, fd)) throw IoError("cannot write '" + path_ + "': another sort removed its hidden file");
+}
+
+AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(follow_links(path)) {
+    const std::string folder = prepare_folder(path_);
     int fd = -1;
 #ifdef O_TMPFILE
-    if (naming == Naming::nameless_when_possible) {
-        fd = sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); });
-        if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-            throw_errno("cannot write", path_, errno);
-        // Held until the file is at the path: a hidden name it may get on the way is not a leftover.
-        if (fd >= 0) ::flock(fd, LOCK_EX);
-    }
+    fd = sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); });
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw_errno("cannot write", path_, errno);
+    // Held until the file is at the path: a hidden name it may get on the way is not a leftover.
+    if (fd >= 0) ::flock(fd, LOCK_EX);
 #endif
     while (fd < 0) {
         std::string pattern = folder + "/" + kHiddenPrefix + "XXXXXX";

@@ -22,10 +22,14 @@ public:
     // sort holds locked), then creates the hidden file next to `path`, or next to the file it leads
     // to when it is a symbolic link (followed to the end, to a file that need not exist yet: that
     // file is replaced or created, the link stays); fails at once when the folder is not writable.
-    // `named`: the file has its hidden name from the start (never nameless), so that other processes
-    // can open it by temp_path() and write their parts of it (gpusort-mpi).
-    enum class Naming { nameless_when_possible, named };
-    explicit AtomicOutputFile(const std::string& path, Naming naming = Naming::nameless_when_possible);
+    explicit AtomicOutputFile(const std::string& path);
+    // The same, the file made at `hidden` (from hidden_name_for(path)), a name other processes knew
+    // before it existed: they can open it there and write their parts of it, and remove it on a
+    // signal whenever the process that makes it dies (gpusort-mpi). Throws IoError where something
+    // is at that name already.
+    AtomicOutputFile(const std::string& path, const std::string& hidden);
+    // A fresh hidden name next to the file `path` leads to (nothing there when it was chosen).
+    static std::string hidden_name_for(const std::string& path);
     AtomicOutputFile(const AtomicOutputFile&) = delete;
     AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
     ~AtomicOutputFile();

@@ -353,8 +353,9 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
 // rank 0 as it moves the finished OUTPUT into place (its hidden file complete), rank 1 at its first
 // write in the exchange, and with --partitioned rank 2 as its file goes into place; where the ranks
 // sort first (no --memory: the default --exchange runs), rank 1 as it reserves its region of OUTPUT
-// for its runs (its first fallocate), and with --sync rank 2 as it flushes its part, copied over its
-// runs (its first fdatasync).
+// for its runs (its first fallocate), with --sync rank 2 as it flushes its part, copied over its
+// runs (its first fdatasync), and rank 0 as it sizes OUTPUT's hidden file, made but not yet opened
+// by the others.
 TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ScratchDir dir, tmp;
     gen({"--count", "1000003", "--seed", "23", dir / "in"});
@@ -388,15 +389,19 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ASSERT_FALSE(write.empty()) << "no pwrite in the log";
     const Result logged_runs = job(0, "GPUSORT_FAULT_LOG=" + log, {"--sync"});
     ASSERT_EQ(logged_runs.status(), 0) << logged_runs.err;
-    std::string reserve, sync;  // "OP FILE:LINE": a rank's first fallocate (its runs' region) and fdatasync (its part)
+    // "OP FILE:LINE": a rank's first fallocate (its runs' region) and fdatasync (its part), and rank
+    // 0's ftruncate of OUTPUT's hidden file (its only one), as it sizes the file it has just made
+    std::string reserve, sync, size;
     for (const Site& reached : read_log(log).sites) {
         if (reserve.empty() && reached.op == "fallocate") reserve = reached.op + " " + reached.location;
         if (sync.empty() && reached.op == "fdatasync") sync = reached.op + " " + reached.location;
+        if (reached.op == "ftruncate") size = reached.op + " " + reached.location;
     }
     ::unlink(log.c_str());
     ::unlink((dir / "out").c_str());
     ASSERT_FALSE(reserve.empty()) << "no fallocate of the runs' region in the log";
     ASSERT_FALSE(sync.empty()) << "no fdatasync in the log";
+    ASSERT_FALSE(size.empty()) << "no ftruncate in the log";
 
     struct Case {
         int dying;
@@ -405,7 +410,7 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     };
     for (const Case& c : {Case{0, commit + " 1 SIGKILL", {"--memory", "4M"}}, Case{1, write + " 1 SIGKILL", {"--memory", "4M"}},
                           Case{2, commit + " 1 SIGKILL", {"--memory", "4M", "--partitioned"}}, Case{1, reserve + " 1 SIGKILL", {}},
-                          Case{2, sync + " 1 SIGKILL", {"--sync"}}}) {
+                          Case{2, sync + " 1 SIGKILL", {"--sync"}}, Case{0, size + " 1 SIGKILL", {}}}) {
         const std::string what = "rank " + std::to_string(c.dying) + " killed at " + c.fault;
         write_text(dir / "out", "keep me");
         const auto start = std::chrono::steady_clock::now();

@@ -334,3 +334,34 @@ TEST(AtomicOutputFile, RefusesDirectoriesAndMissingFolders) {
     EXPECT_THROW(io::AtomicOutputFile(dir.path()), io::IoError);
     EXPECT_THROW(io::AtomicOutputFile(dir / "no/such/out"), io::IoError);
 }
+
+// gpusort-mpi's OUTPUT: a hidden name chosen first (next to the file a link leads to), the file made
+// there, open to another process by that name, moved into place by commit; a name that is taken
+// is refused and what is there left alone.
+TEST(AtomicOutputFile, MadeAtAHiddenNameChosenBeforehand) {
+    ScratchDir dir, elsewhere;
+    ASSERT_EQ(::symlink((elsewhere / "target").c_str(), (dir / "link").c_str()), 0);
+    const std::string hidden = io::AtomicOutputFile::hidden_name_for(dir / "link");
+    EXPECT_EQ(hidden.rfind(elsewhere / ".gpusort-out-", 0), 0u) << hidden;
+    EXPECT_NE(hidden, io::AtomicOutputFile::hidden_name_for(dir / "link"));
+    EXPECT_TRUE(elsewhere.entries().empty());  // a name only
+    {
+        io::AtomicOutputFile out(dir / "link", hidden);
+        EXPECT_EQ(out.temp_path(), hidden);
+        const io::File other(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), hidden);
+        ASSERT_TRUE(other.is_open());
+        const std::string text = "parts";
+        other.write_at(0, std::as_bytes(std::span(text)));
+        out.commit(false);
+    }
+    EXPECT_EQ(read_text(elsewhere / "target"), "parts");
+    EXPECT_EQ(elsewhere.entries(), (std::set<std::string>{"target"}));
+
+    write_text(elsewhere / "taken", "not ours");
+    EXPECT_THROW(io::AtomicOutputFile(elsewhere / "out", elsewhere / "taken"), io::IoError);
+    EXPECT_EQ(read_text(elsewhere / "taken"), "not ours");
+    {
+        io::AtomicOutputFile dropped(elsewhere / "out", io::AtomicOutputFile::hidden_name_for(elsewhere / "out"));
+    }
+    EXPECT_EQ(elsewhere.entries(), (std::set<std::string>{"target", "taken"}));
+}

@@ -485,23 +485,31 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     std::optional<io::AtomicOutputFile> out;  // this rank's partition file, or rank 0's OUTPUT
     std::optional<io::File> shared;           // OUTPUT as every rank writes it (not partitioned)
     // A rank that dies (SIGKILL, its node lost) cannot remove what it named; the launcher then ends
-    // the others by SIGTERM, and they remove it: OUTPUT's hidden name (rank 0's, registered by
-    // every other rank too) and, with --partitioned, each rank's own file once it is in place,
-    // until every rank's is.
+    // the others by SIGTERM, and they remove it: OUTPUT's hidden name (chosen by rank 0 and
+    // registered by every other rank before rank 0 makes the file, so that no moment of it is
+    // unknown to them) and, with --partitioned, each rank's own file once it is in place, until
+    // every rank's is.
     io::UnlinkOnSignal peer_cleanup;
+    std::string hidden;
+    step([&] {
+        if (!options.partitioned && rank == 0) hidden = io::AtomicOutputFile::hidden_name_for(sort.output);
+    });
+    ranks.agree(step.failure());
+    if (!options.partitioned) {
+        hidden = ranks.broadcast(hidden, 0);
+        if (rank != 0) peer_cleanup = io::UnlinkOnSignal(hidden);  // rank 0's file registers it itself
+    }
     step([&] {
         if (options.partitioned) {
             out.emplace(partition_name(sort.output, rank));
         } else if (rank == 0) {
-            out.emplace(sort.output, io::AtomicOutputFile::Naming::named);
+            out.emplace(sort.output, hidden);
             if (!sort.unique) out->file().truncate(part_offset_total(report.part_records, rank).second * width);
         }
     });
     ranks.agree(step.failure());
     if (!options.partitioned) {
-        const std::string hidden = ranks.broadcast(rank == 0 ? out->temp_path() : std::string(), 0);
         step([&] {
-            if (rank != 0) peer_cleanup = io::UnlinkOnSignal(hidden);  // rank 0's own registers it
             shared.emplace(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), sort.output);
             if (!shared->is_open()) io::throw_errno("cannot write", sort.output, errno);
         });
