@@ -298,6 +298,16 @@ TEST(Distributed, AFailingRankEndsEveryRankWithNoOutputAndNoTempFiles) {
     EXPECT_EQ(read_text(dir / "out"), "keep me");
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "odd", "out"}));
 
+    // OUTPUT in a folder that does not exist: the words of gpusort-file, whichever way the ranks go.
+    for (const std::string way : {"runs", "shared"}) {
+        const Result nowhere = mpi_sort(2, {"--exchange", way, dir / "in", dir / "missing/out"});
+        EXPECT_EQ(nowhere.status(), 1) << way << ": " << nowhere.err;
+        EXPECT_EQ(nowhere.err.rfind("gpusort-mpi: rank 0: cannot write '" + (dir / "missing/out") + "'", 0), 0u)
+            << way << ": " << nowhere.err;
+        EXPECT_EQ(count_lines_from_us(nowhere.err), 1) << way << ": " << nowhere.err;
+    }
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "odd", "out"}));
+
     // A command line that cannot be run: status 2, one line.
     const Result bad = mpi_sort(2, {"--memory", "lots", dir / "in", dir / "out"});
     EXPECT_EQ(bad.status(), 2) << bad.err;

@@ -76,10 +76,15 @@ std::string temp_folder(const SortOptions& sort) {
 
 // Whether the file system of OUTPUT's folder reserves space (fallocate), as sorting first needs: the
 // ranks write their runs through maps of OUTPUT, which must not meet a full disk. A nameless file
-// there tells, with a page reserved.
+// there tells, with a page reserved. A folder that takes no file says no here: making OUTPUT then
+// says what is wrong, in the words gpusort-file uses.
 bool output_folder_reserves(const std::string& output) {
-    const std::string folder = io::parent_folder(io::follow_links(output));
-    return io::create_temp_file(folder.empty() ? "." : folder).allocate(0, 4096);
+    try {
+        const std::string folder = io::parent_folder(io::follow_links(output));
+        return io::create_temp_file(folder.empty() ? "." : folder).allocate(0, 4096);
+    } catch (const io::IoError&) {
+        return false;
+    }
 }
 
 // Copies `bytes` bytes of `from` at `from_offset` to `to` at `to_offset`, in large pieces, each read
