@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpusort::io {
@@ -22,6 +23,9 @@ enum SlotState : int { slot_free, slot_filling, slot_armed, slot_unlinking };
 struct Slot {
     std::atomic<int> state{slot_free};
     char path[PATH_MAX];
+    bool only_that_file = false;  // unlinked only while path names the file below
+    dev_t device = 0;
+    ino_t inode = 0;
 };
 
 Slot g_slots[kSignalCleanupCapacity];
@@ -51,7 +55,10 @@ void pause_briefly() {
 
 void unlink_if_armed(Slot& slot) {
     int expected = slot_armed;
-    if (slot.state.compare_exchange_strong(expected, slot_unlinking)) ::unlink(slot.path);
+    if (!slot.state.compare_exchange_strong(expected, slot_unlinking)) return;
+    struct stat st {};  // lstat is async-signal-safe
+    if (slot.only_that_file && (::lstat(slot.path, &st) != 0 || st.st_dev != slot.device || st.st_ino != slot.inode)) return;
+    ::unlink(slot.path);
 }
 
 // Unlinks every registered path once, whichever thread gets here first; a second signal handled
@@ -105,13 +112,22 @@ void install_signal_cleanup() {
         throw IoError(std::string("cannot ignore SIGXFSZ: ") + std::strerror(errno));
 }
 
-UnlinkOnSignal::UnlinkOnSignal(const std::string& path) noexcept {
+UnlinkOnSignal::UnlinkOnSignal(const std::string& path) noexcept { arm(path, false, 0, 0); }
+
+UnlinkOnSignal::UnlinkOnSignal(const std::string& path, std::uint64_t device, std::uint64_t inode) noexcept {
+    arm(path, true, device, inode);
+}
+
+void UnlinkOnSignal::arm(const std::string& path, bool only_that_file, std::uint64_t device, std::uint64_t inode) noexcept {
     if (path.empty() || path.size() >= PATH_MAX) return;
     for (std::size_t i = 0; i < kSignalCleanupCapacity; ++i) {
         Slot& slot = g_slots[i];
         int expected = slot_free;
         if (!slot.state.compare_exchange_strong(expected, slot_filling)) continue;
         std::memcpy(slot.path, path.c_str(), path.size() + 1);
+        slot.only_that_file = only_that_file;
+        slot.device = static_cast<dev_t>(device);
+        slot.inode = static_cast<ino_t>(inode);
         slot.state.store(slot_armed);
         slot_ = static_cast<int>(i);
         // A cleanup that began before this slot was armed may have passed it already.

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace gpusort::io {
@@ -30,6 +31,10 @@ public:
     // Registers `path`. Cleanup is best effort: when the registry is full or the path is longer
     // than PATH_MAX nothing is registered and active() is false.
     explicit UnlinkOnSignal(const std::string& path) noexcept;
+    // The same, unlinked only while `path` still names the file of `device` and `inode`: a file that
+    // another process made and moves there (gpusort-mpi's --partitioned files), whose name may hold
+    // an older file until then, which stays.
+    UnlinkOnSignal(const std::string& path, std::uint64_t device, std::uint64_t inode) noexcept;
     UnlinkOnSignal(UnlinkOnSignal&& other) noexcept;
     UnlinkOnSignal& operator=(UnlinkOnSignal&& other) noexcept;
     UnlinkOnSignal(const UnlinkOnSignal&) = delete;
@@ -41,6 +46,7 @@ public:
     void release() noexcept;
 
 private:
+    void arm(const std::string& path, bool only_that_file, std::uint64_t device, std::uint64_t inode) noexcept;
     int slot_ = -1;
 };
 

@@ -364,8 +364,9 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
 // write in the exchange, and with --partitioned rank 2 as its file goes into place; where the ranks
 // sort first (no --memory: the default --exchange runs), rank 1 as it reserves its region of OUTPUT
 // for its runs (its first fallocate), with --sync rank 2 as it flushes its part, copied over its
-// runs (its first fdatasync), and rank 0 as it sizes OUTPUT's hidden file, made but not yet opened
-// by the others.
+// runs (its first fdatasync), rank 0 as it sizes OUTPUT's hidden file, made but not yet opened
+// by the others, and with --partitioned --sync rank 2 once its file is in place (as it flushes the
+// folder).
 TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ScratchDir dir, tmp;
     gen({"--count", "1000003", "--seed", "23", dir / "in"});
@@ -397,6 +398,16 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ::unlink((dir / "out").c_str());
     ASSERT_FALSE(commit.empty()) << "no fchmod of the commit in the log";
     ASSERT_FALSE(write.empty()) << "no pwrite in the log";
+    // "open FILE:LINE": the flush of OUTPUT's folder with --sync, once a file is in place
+    const Result logged_placed = job(0, "GPUSORT_FAULT_LOG=" + log, {"--partitioned", "--sync"});
+    ASSERT_EQ(logged_placed.status(), 0) << logged_placed.err;
+    std::string placed;
+    for (const Site& reached : read_log(log).sites)
+        if (reached.op == "open" && reached.function.find("flush_folder") != std::string::npos)
+            placed = reached.op + " " + reached.location;
+    ::unlink(log.c_str());
+    for (const char* name : {"out.00000", "out.00001", "out.00002"}) ::unlink((dir / name).c_str());
+    ASSERT_FALSE(placed.empty()) << "no flush of the folder in the log";
     const Result logged_runs = job(0, "GPUSORT_FAULT_LOG=" + log, {"--sync"});
     ASSERT_EQ(logged_runs.status(), 0) << logged_runs.err;
     // "OP FILE:LINE": a rank's first fallocate (its runs' region) and fdatasync (its part), and rank
@@ -420,7 +431,8 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     };
     for (const Case& c : {Case{0, commit + " 1 SIGKILL", {"--memory", "4M"}}, Case{1, write + " 1 SIGKILL", {"--memory", "4M"}},
                           Case{2, commit + " 1 SIGKILL", {"--memory", "4M", "--partitioned"}}, Case{1, reserve + " 1 SIGKILL", {}},
-                          Case{2, sync + " 1 SIGKILL", {"--sync"}}, Case{0, size + " 1 SIGKILL", {}}}) {
+                          Case{2, sync + " 1 SIGKILL", {"--sync"}}, Case{0, size + " 1 SIGKILL", {}},
+                          Case{2, placed + " 1 SIGKILL", {"--partitioned", "--sync"}}}) {
         const std::string what = "rank " + std::to_string(c.dying) + " killed at " + c.fault;
         write_text(dir / "out", "keep me");
         const auto start = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,6 +106,28 @@ TEST(SignalCleanup, RaisedSignalUnlinksEveryRegisteredPath) {
     });
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << describe(status);
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"kept"}));
+}
+
+// A path registered with its file's device and inode is unlinked only while it names that file:
+// one put there since stays, and so does the path's file when the registered one never came.
+TEST(SignalCleanup, APathRegisteredWithItsFileIsUnlinkedOnlyWhileItNamesThatFile) {
+    ScratchDir dir;
+    const int status = wait_status_of_child([&] {
+        io::install_signal_cleanup();
+        struct stat st {};
+        if (!create_file(dir / "same") || ::stat((dir / "same").c_str(), &st) != 0) ::_exit(kChildSetupFailed);
+        io::UnlinkOnSignal same(dir / "same", st.st_dev, st.st_ino);
+        if (!create_file(dir / "old") || !create_file(dir / "made") || ::stat((dir / "made").c_str(), &st) != 0)
+            ::_exit(kChildSetupFailed);
+        io::UnlinkOnSignal replaced(dir / "replaced", st.st_dev, st.st_ino);  // "made", moved there, then replaced
+        if (::rename((dir / "made").c_str(), (dir / "replaced").c_str()) != 0 || !create_file(dir / "newer") ||
+            ::rename((dir / "newer").c_str(), (dir / "replaced").c_str()) != 0)
+            ::_exit(kChildSetupFailed);
+        io::UnlinkOnSignal never(dir / "old", st.st_dev, st.st_ino);  // "old" is another file
+        ::raise(SIGTERM);
+    });
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << describe(status);
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"old", "replaced"}));
 }
 
 TEST(SignalCleanup, ASignalIgnoredBeforeInstallingStaysIgnored) {

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <functional>
 #include <future>
 #include <memory>
@@ -492,8 +493,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // A rank that dies (SIGKILL, its node lost) cannot remove what it named; the launcher then ends
     // the others by SIGTERM, and they remove it: OUTPUT's hidden name (chosen by rank 0 and
     // registered by every other rank before rank 0 makes the file, so that no moment of it is
-    // unknown to them) and, with --partitioned, each rank's own file once it is in place, until
-    // every rank's is.
+    // unknown to them) and, with --partitioned, the ranks' files in place (step 6), until every
+    // rank's is.
     io::UnlinkOnSignal peer_cleanup;
     std::string hidden;
     step([&] {
@@ -686,16 +687,39 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
 
     // 6. OUTPUT into place, once every rank has written its part.
     if (options.partitioned) {
-        bool committed = false;
+        // Every rank's file by device and inode, so that each rank removes any rank's that is in
+        // place when the job fails, its own or a dead rank's (on the launcher's signal), and leaves
+        // an older file of that name that was not replaced.
+        std::uint64_t mine[2] = {0, 0};
         step([&] {
-            out->commit(sort.sync);
-            committed = true;
-            peer_cleanup = io::UnlinkOnSignal(partition_name(sort.output, rank));
+            struct stat st {};
+            if (::fstat(out->file().fd(), &st) != 0) io::throw_errno("cannot write", out->path(), errno);
+            mine[0] = static_cast<std::uint64_t>(st.st_dev);
+            mine[1] = static_cast<std::uint64_t>(st.st_ino);
         });
+        ranks.agree(step.failure());
+        const std::vector<std::uint64_t> ids = ranks.all_gather(std::span<const std::uint64_t>(mine, 2));
+        auto removed_if_placed = [&](int s) {
+            struct stat st {};
+            const std::string name = partition_name(sort.output, s);
+            const auto i = static_cast<std::size_t>(2 * s);
+            if (::lstat(name.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_dev) == ids[i] &&
+                static_cast<std::uint64_t>(st.st_ino) == ids[i + 1])
+                ::unlink(name.c_str());
+        };
+        // On a signal: its own and the next ranks' files, 16 in all at most (the table of paths to
+        // remove on a signal is small), so that each file has min(p, 16) ranks to remove it.
+        std::vector<io::UnlinkOnSignal> placed;
+        for (int k = 0; k < std::min(p, 16); ++k) {
+            const int s = (rank + k) % p;
+            placed.emplace_back(partition_name(sort.output, s), ids[static_cast<std::size_t>(2 * s)],
+                                ids[static_cast<std::size_t>(2 * s + 1)]);
+        }
+        step([&] { out->commit(sort.sync); });
         try {
             ranks.agree(step.failure());
         } catch (const RankError&) {
-            if (committed) ::unlink(partition_name(sort.output, rank).c_str());  // another rank's file did not appear: none does
+            for (int s = 0; s < p; ++s) removed_if_placed(s);  // another rank's file did not appear: none does
             throw;
         }
     } else {
