@@ -687,9 +687,10 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
 
     // 6. OUTPUT into place, once every rank has written its part.
     if (options.partitioned) {
-        // Every rank's file by device and inode, so that each rank removes any rank's that is in
-        // place when the job fails, its own or a dead rank's (on the launcher's signal), and leaves
-        // an older file of that name that was not replaced.
+        // Every rank's file by device and inode, so that each rank removes any rank's of its host
+        // (whose file system it sees as that rank does) that is in place when the job fails, its
+        // own or a dead rank's (on the launcher's signal), and leaves an older file of that name that
+        // was not replaced.
         std::uint64_t mine[2] = {0, 0};
         step([&] {
             struct stat st {};
@@ -707,19 +708,21 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
                 static_cast<std::uint64_t>(st.st_ino) == ids[i + 1])
                 ::unlink(name.c_str());
         };
-        // On a signal: its own and the next ranks' files, 16 in all at most (the table of paths to
-        // remove on a signal is small), so that each file has min(p, 16) ranks to remove it.
+        // On a signal: its own and the next ranks' of its host, 16 files at most (the table of
+        // paths to remove on a signal is small).
         std::vector<io::UnlinkOnSignal> placed;
-        for (int k = 0; k < std::min(p, 16); ++k) {
+        for (int k = 0; k < p && placed.size() < 16; ++k) {
             const int s = (rank + k) % p;
-            placed.emplace_back(partition_name(sort.output, s), ids[static_cast<std::size_t>(2 * s)],
-                                ids[static_cast<std::size_t>(2 * s + 1)]);
+            if (ranks.on_this_host(s))
+                placed.emplace_back(partition_name(sort.output, s), ids[static_cast<std::size_t>(2 * s)],
+                                    ids[static_cast<std::size_t>(2 * s + 1)]);
         }
         step([&] { out->commit(sort.sync); });
         try {
             ranks.agree(step.failure());
         } catch (const RankError&) {
-            for (int s = 0; s < p; ++s) removed_if_placed(s);  // another rank's file did not appear: none does
+            for (int s = 0; s < p; ++s)  // another rank's file did not appear: none does
+                if (ranks.on_this_host(s)) removed_if_placed(s);
             throw;
         }
     } else {
