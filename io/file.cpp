@@ -237,6 +237,12 @@ void File::sync_data() const {
     if (sys::fdatasync(fd_) != 0) throw_errno("cannot flush", path_, errno);
 }
 
+FileId File::id() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path_, errno);
+    return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
 bool file_id(const std::string& path, FileId& id) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return false;

@@ -19,6 +19,14 @@ inline constexpr std::size_t kDirectIoAlignment = 4096;
 // through a bounce buffer of the piece's size.
 inline constexpr std::size_t kMaxDirectIoPiece = std::size_t{1} << 20;
 
+// Identity of a file on its device (to detect INPUT == OUTPUT through any path, or a name that
+// still holds a given file).
+struct FileId {
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+    bool operator==(const FileId&) const = default;
+};
+
 class File {
 public:
     File() = default;
@@ -57,6 +65,7 @@ public:
     bool allocate(std::uint64_t offset, std::uint64_t length) const;
     void truncate(std::uint64_t size) const;
     void sync_data() const;
+    FileId id() const;  // throws IoError
     void close();
 
 private:
@@ -71,12 +80,6 @@ private:
     std::string path_;
 };
 
-// Identity of a file on its device (to detect INPUT == OUTPUT through any path).
-struct FileId {
-    std::uint64_t device = 0;
-    std::uint64_t inode = 0;
-    bool operator==(const FileId&) const = default;
-};
 // Returns false when the path does not exist.
 bool file_id(const std::string& path, FileId& id);
 

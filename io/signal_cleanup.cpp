@@ -23,9 +23,8 @@ enum SlotState : int { slot_free, slot_filling, slot_armed, slot_unlinking };
 struct Slot {
     std::atomic<int> state{slot_free};
     char path[PATH_MAX];
-    bool only_that_file = false;  // unlinked only while path names the file below
-    dev_t device = 0;
-    ino_t inode = 0;
+    bool only_that_file = false;  // unlinked only while path names the file `file`
+    FileId file;
 };
 
 Slot g_slots[kSignalCleanupCapacity];
@@ -56,9 +55,10 @@ void pause_briefly() {
 void unlink_if_armed(Slot& slot) {
     int expected = slot_armed;
     if (!slot.state.compare_exchange_strong(expected, slot_unlinking)) return;
-    struct stat st {};  // lstat is async-signal-safe
-    if (slot.only_that_file && (::lstat(slot.path, &st) != 0 || st.st_dev != slot.device || st.st_ino != slot.inode)) return;
-    ::unlink(slot.path);
+    if (slot.only_that_file)
+        unlink_if_names(slot.path, slot.file);
+    else
+        ::unlink(slot.path);
 }
 
 // Unlinks every registered path once, whichever thread gets here first; a second signal handled
@@ -112,22 +112,26 @@ void install_signal_cleanup() {
         throw IoError(std::string("cannot ignore SIGXFSZ: ") + std::strerror(errno));
 }
 
-UnlinkOnSignal::UnlinkOnSignal(const std::string& path) noexcept { arm(path, false, 0, 0); }
-
-UnlinkOnSignal::UnlinkOnSignal(const std::string& path, std::uint64_t device, std::uint64_t inode) noexcept {
-    arm(path, true, device, inode);
+void unlink_if_names(const char* path, const FileId& id) noexcept {
+    struct stat st {};  // lstat and unlink are async-signal-safe
+    if (::lstat(path, &st) == 0 && static_cast<std::uint64_t>(st.st_dev) == id.device &&
+        static_cast<std::uint64_t>(st.st_ino) == id.inode)
+        ::unlink(path);
 }
 
-void UnlinkOnSignal::arm(const std::string& path, bool only_that_file, std::uint64_t device, std::uint64_t inode) noexcept {
+UnlinkOnSignal::UnlinkOnSignal(const std::string& path) noexcept { arm(path, nullptr); }
+
+UnlinkOnSignal::UnlinkOnSignal(const std::string& path, const FileId& id) noexcept { arm(path, &id); }
+
+void UnlinkOnSignal::arm(const std::string& path, const FileId* only_that_file) noexcept {
     if (path.empty() || path.size() >= PATH_MAX) return;
     for (std::size_t i = 0; i < kSignalCleanupCapacity; ++i) {
         Slot& slot = g_slots[i];
         int expected = slot_free;
         if (!slot.state.compare_exchange_strong(expected, slot_filling)) continue;
         std::memcpy(slot.path, path.c_str(), path.size() + 1);
-        slot.only_that_file = only_that_file;
-        slot.device = static_cast<dev_t>(device);
-        slot.inode = static_cast<ino_t>(inode);
+        slot.only_that_file = only_that_file != nullptr;
+        if (only_that_file) slot.file = *only_that_file;
         slot.state.store(slot_armed);
         slot_ = static_cast<int>(i);
         // A cleanup that began before this slot was armed may have passed it already.

@@ -6,9 +6,10 @@
 // only async-signal-safe functions.
 #pragma once
 
+#include "io/file.hpp"
+
 #include <csignal>
 #include <cstddef>
-#include <cstdint>
 #include <string>
 
 namespace gpusort::io {
@@ -25,16 +26,19 @@ void install_signal_cleanup();
 
 // One registered path: unlinked if a cleanup signal ends the program while this object is
 // active; unregistered by release() or on destruction (the file itself is left alone then).
+// Unlinks `path` where it names the file `id` itself (not a symbolic link to it); async-signal-safe.
+void unlink_if_names(const char* path, const FileId& id) noexcept;
+
 class UnlinkOnSignal {
 public:
     UnlinkOnSignal() noexcept = default;
     // Registers `path`. Cleanup is best effort: when the registry is full or the path is longer
     // than PATH_MAX nothing is registered and active() is false.
     explicit UnlinkOnSignal(const std::string& path) noexcept;
-    // The same, unlinked only while `path` still names the file of `device` and `inode`: a file that
+    // The same, unlinked only while `path` still names the file `id` (unlink_if_names): a file that
     // another process made and moves there (gpusort-mpi's --partitioned files), whose name may hold
     // an older file until then, which stays.
-    UnlinkOnSignal(const std::string& path, std::uint64_t device, std::uint64_t inode) noexcept;
+    UnlinkOnSignal(const std::string& path, const FileId& id) noexcept;
     UnlinkOnSignal(UnlinkOnSignal&& other) noexcept;
     UnlinkOnSignal& operator=(UnlinkOnSignal&& other) noexcept;
     UnlinkOnSignal(const UnlinkOnSignal&) = delete;
@@ -46,7 +50,7 @@ public:
     void release() noexcept;
 
 private:
-    void arm(const std::string& path, bool only_that_file, std::uint64_t device, std::uint64_t inode) noexcept;
+    void arm(const std::string& path, const FileId* only_that_file) noexcept;
     int slot_ = -1;
 };
 

@@ -116,14 +116,14 @@ TEST(SignalCleanup, APathRegisteredWithItsFileIsUnlinkedOnlyWhileItNamesThatFile
         io::install_signal_cleanup();
         struct stat st {};
         if (!create_file(dir / "same") || ::stat((dir / "same").c_str(), &st) != 0) ::_exit(kChildSetupFailed);
-        io::UnlinkOnSignal same(dir / "same", st.st_dev, st.st_ino);
+        io::UnlinkOnSignal same(dir / "same", io::FileId{st.st_dev, st.st_ino});
         if (!create_file(dir / "old") || !create_file(dir / "made") || ::stat((dir / "made").c_str(), &st) != 0)
             ::_exit(kChildSetupFailed);
-        io::UnlinkOnSignal replaced(dir / "replaced", st.st_dev, st.st_ino);  // "made", moved there, then replaced
+        io::UnlinkOnSignal replaced(dir / "replaced", io::FileId{st.st_dev, st.st_ino});  // "made", moved there, then replaced
         if (::rename((dir / "made").c_str(), (dir / "replaced").c_str()) != 0 || !create_file(dir / "newer") ||
             ::rename((dir / "newer").c_str(), (dir / "replaced").c_str()) != 0)
             ::_exit(kChildSetupFailed);
-        io::UnlinkOnSignal never(dir / "old", st.st_dev, st.st_ino);  // "old" is another file
+        io::UnlinkOnSignal never(dir / "old", io::FileId{st.st_dev, st.st_ino});  // "old" is another file
         ::raise(SIGTERM);
     });
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << describe(status);

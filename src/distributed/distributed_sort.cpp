@@ -20,12 +20,12 @@
 #include "src/distributed/step.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <functional>
 #include <future>
 #include <memory>
@@ -691,38 +691,27 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         // (whose file system it sees as that rank does) that is in place when the job fails, its
         // own or a dead rank's (on the launcher's signal), and leaves an older file of that name that
         // was not replaced.
-        std::uint64_t mine[2] = {0, 0};
-        step([&] {
-            struct stat st {};
-            if (::fstat(out->file().fd(), &st) != 0) io::throw_errno("cannot write", out->path(), errno);
-            mine[0] = static_cast<std::uint64_t>(st.st_dev);
-            mine[1] = static_cast<std::uint64_t>(st.st_ino);
-        });
+        io::FileId mine;
+        step([&] { mine = out->file().id(); });
         ranks.agree(step.failure());
-        const std::vector<std::uint64_t> ids = ranks.all_gather(std::span<const std::uint64_t>(mine, 2));
-        auto removed_if_placed = [&](int s) {
-            struct stat st {};
-            const std::string name = partition_name(sort.output, s);
-            const auto i = static_cast<std::size_t>(2 * s);
-            if (::lstat(name.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_dev) == ids[i] &&
-                static_cast<std::uint64_t>(st.st_ino) == ids[i + 1])
-                ::unlink(name.c_str());
+        const std::vector<std::uint64_t> ids =
+            ranks.all_gather(std::span<const std::uint64_t>(std::array{mine.device, mine.inode}));
+        auto id_of = [&](int s) {
+            return io::FileId{ids[static_cast<std::size_t>(2 * s)], ids[static_cast<std::size_t>(2 * s + 1)]};
         };
-        // On a signal: its own and the next ranks' of its host, 16 files at most (the table of
-        // paths to remove on a signal is small).
+        // On a signal: its own and the next ranks' of its host, a quarter of the table of paths to
+        // remove on a signal at most.
         std::vector<io::UnlinkOnSignal> placed;
-        for (int k = 0; k < p && placed.size() < 16; ++k) {
+        for (int k = 0; k < p && placed.size() < io::kSignalCleanupCapacity / 4; ++k) {
             const int s = (rank + k) % p;
-            if (ranks.on_this_host(s))
-                placed.emplace_back(partition_name(sort.output, s), ids[static_cast<std::size_t>(2 * s)],
-                                    ids[static_cast<std::size_t>(2 * s + 1)]);
+            if (ranks.on_this_host(s)) placed.emplace_back(partition_name(sort.output, s), id_of(s));
         }
         step([&] { out->commit(sort.sync); });
         try {
             ranks.agree(step.failure());
         } catch (const RankError&) {
             for (int s = 0; s < p; ++s)  // another rank's file did not appear: none does
-                if (ranks.on_this_host(s)) removed_if_placed(s);
+                if (ranks.on_this_host(s)) io::unlink_if_names(partition_name(sort.output, s).c_str(), id_of(s));
             throw;
         }
     } else {
