@@ -26,7 +26,12 @@ private:
     std::size_t size_ = 0;
 };
 
-// memcpy cut into blocks copied by TBB threads.
+// Copies of this many bytes or more bypass the caches (non-temporal stores): far larger than the
+// caches, they would only evict what is there, and their destinations (an output map, a pinned buffer
+// the GPU reads, a part merged later) are not read again soon.
+inline constexpr std::size_t kStreamCopyBytes = std::size_t{32} << 20;
+
+// A copy cut into blocks copied by TBB threads; streamed past the caches from kStreamCopyBytes.
 void copy_parallel(std::byte* destination, std::span<const std::byte> source);
 
 }  // namespace gpusort::io

@@ -1,6 +1,7 @@
 // io/: complete positional transfers, nameless temp files, and the atomic output file.
 #include "io/atomic_output_file.hpp"
 #include "io/file_mapping.hpp"
+#include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
 #include "io/spill_file.hpp"
@@ -58,6 +59,30 @@ TEST(ParallelIo, WritesAndReadsBackAcrossManyBlocks) {
 // several threads at once (the partial blocks they share go through the page cache), read back at
 // any offsets, equal the bytes written; checked through a second, ordinary descriptor too.
 // Pieces of the largest size and of two blocks.
+TEST(CopyParallel, EveryByteArrivesAtAnyAlignmentAboveAndBelowTheStreamingSize) {
+    // Streamed copies write 16-byte-aligned lines between a head and a tail copied plainly: offsets
+    // of source and destination that differ, and lengths that are no multiple of a line or a block.
+    const std::size_t largest = io::kStreamCopyBytes + (std::size_t{5} << 20) + 77;
+    std::vector<std::byte> source(largest + 64);
+    std::mt19937_64 random(11);
+    for (auto& b : source) b = static_cast<std::byte>(random());
+    for (const std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{4} << 20,
+                                     io::kStreamCopyBytes - 1, io::kStreamCopyBytes, largest}) {
+        for (const std::size_t from : {std::size_t{0}, std::size_t{5}}) {
+            for (const std::size_t to : {std::size_t{0}, std::size_t{3}, std::size_t{16}}) {
+                std::vector<std::byte> destination(length + 32, std::byte{0xEE});
+                io::copy_parallel(destination.data() + to, std::span<const std::byte>(source.data() + from, length));
+                ASSERT_TRUE(std::equal(source.begin() + from, source.begin() + from + length, destination.begin() + to))
+                    << length << " bytes from +" << from << " to +" << to;
+                EXPECT_TRUE(std::all_of(destination.begin(), destination.begin() + to, [](std::byte b) { return b == std::byte{0xEE}; }));
+                EXPECT_TRUE(std::all_of(destination.begin() + to + length, destination.end(),
+                                        [](std::byte b) { return b == std::byte{0xEE}; }))
+                    << "written past the end: " << length << " bytes to +" << to;
+            }
+        }
+    }
+}
+
 TEST(DirectIo, AdjacentUnalignedWritesFromManyThreadsReadBackExactly) {
     for (const std::size_t piece : {io::kMaxDirectIoPiece, 2 * io::kDirectIoAlignment}) {
         SCOPED_TRACE("pieces of " + std::to_string(piece) + " bytes");
