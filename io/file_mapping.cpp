@@ -35,8 +35,19 @@ bool populate_for_writing(std::byte* data, std::uint64_t length) {
 #endif
 }
 
+void FileMapping::release_before(std::uint64_t end) {
+    if (!data_) return;
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t mapped = size_ + lead_;
+    // The last page goes with the map's end; any other, once the byte after it is reached.
+    const std::size_t until = end >= size_ ? mapped : static_cast<std::size_t>(lead_ + end) / page * page;
+    if (until <= released_) return;
+    ::munmap(data_ - lead_ + released_, until - released_);
+    released_ = until;
+}
+
 FileMapping::~FileMapping() {
-    if (data_) ::munmap(data_ - lead_, size_ + lead_);
+    if (data_ && released_ < size_ + lead_) ::munmap(data_ - lead_ + released_, size_ + lead_ - released_);
 }
 
 }  // namespace gpusort::io

@@ -15,6 +15,7 @@
 #include <numeric>
 #include <random>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -257,6 +258,41 @@ TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
                 std::memcpy(map.data(), data.data() + cuts[r], map.size());
             });
         for (auto& w : writers) w.join();
+    }
+    std::vector<std::byte> back(size);
+    file.read_at(0, back);
+    EXPECT_TRUE(back == data);
+}
+
+// A map released behind its writes: pages wholly before the point given are unmapped (msync finds
+// no memory there), the page that holds the point stays, and every byte written reaches the file.
+TEST(FileMapping, ReleasedPagesAreUnmappedAndTheirBytesKept) {
+    ScratchDir dir;
+    io::File file = io::create_temp_file(dir.path());
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t size = 6 * page + 321, offset = 100, length = size - offset - 50;
+    ASSERT_TRUE(file.allocate(size));
+    std::vector<std::byte> data(size, std::byte{0});
+    std::mt19937_64 rng(6);
+    for (std::size_t i = offset; i < offset + length; ++i) data[i] = static_cast<std::byte>(rng());
+    auto mapped = [](const std::byte* first_page, std::size_t bytes) {
+        return ::msync(const_cast<std::byte*>(first_page), bytes, MS_ASYNC) == 0;
+    };
+    {
+        io::FileMapping map(file, offset, length);
+        std::byte* const start = map.data() - offset;  // the file's first page
+        const std::size_t half = 3 * page + 10 - offset;  // a point inside the file's fourth page
+        std::memcpy(map.data(), data.data() + offset, half);
+        map.release_before(half);
+        EXPECT_FALSE(mapped(start, page)) << "the first page was kept";
+        EXPECT_FALSE(mapped(start + 2 * page, page)) << "a page wholly before the point was kept";
+        EXPECT_TRUE(mapped(start + 3 * page, page)) << "the page that holds the point was unmapped";
+        map.release_before(half - 5);  // an earlier point changes nothing
+        EXPECT_TRUE(mapped(start + 3 * page, page));
+        std::memcpy(map.data() + half, data.data() + offset + half, length - half);
+        map.release_before(length);
+        EXPECT_FALSE(mapped(start + 3 * page, page));
+        EXPECT_FALSE(mapped(start + 6 * page, page)) << "the last page stayed";
     }
     std::vector<std::byte> back(size);
     file.read_at(0, back);
