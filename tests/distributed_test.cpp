@@ -366,7 +366,7 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
 // for its runs (its first fallocate), with --sync rank 2 as it flushes its part, copied over its
 // runs (its first fdatasync), rank 0 as it sizes OUTPUT's hidden file, made but not yet opened
 // by the others, and with --partitioned --sync rank 2 once its file is in place (as it flushes the
-// folder).
+// folder), its name a plain file or a symbolic link.
 TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ScratchDir dir, tmp;
     gen({"--count", "1000003", "--seed", "23", dir / "in"});
@@ -444,6 +444,16 @@ TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
         EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << what;
         EXPECT_TRUE(tmp.entries().empty()) << what;
     }
+    // Partition names that are symbolic links: each file goes to its link's target, and that is
+    // where the ranks remove a file in place (rank 2 killed once its own is there); the links stay.
+    ScratchDir targets;
+    for (const char* name : {"00000", "00001", "00002"})
+        ASSERT_EQ(::symlink((targets / (std::string("t") + name)).c_str(), (dir / (std::string("out.") + name)).c_str()), 0);
+    const Result linked = job(2, "GPUSORT_FAULT_INJECT=" + placed + " 1 SIGKILL", {"--partitioned", "--sync"});
+    EXPECT_NE(linked.status(), 0) << linked.err;
+    EXPECT_TRUE(targets.entries().empty()) << "a partition file was left at its link's target";
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out", "out.00000", "out.00001", "out.00002"}));
+    EXPECT_TRUE(tmp.entries().empty());
 }
 
 // Sorting first writes the runs through maps of OUTPUT, on space reserved first. Where OUTPUT's file

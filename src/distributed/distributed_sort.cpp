@@ -699,9 +699,14 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         // Every rank's file by device and inode, so that each rank removes any rank's of its host
         // (whose file system it sees as that rank does) that is in place when the job fails, its
         // own or a dead rank's (on the launcher's signal), and leaves an older file of that name that
-        // was not replaced.
+        // was not replaced. A name that is a symbolic link is the link's target, where the file goes.
         io::FileId mine;
-        step([&] { mine = out->file().id(); });
+        std::vector<std::string> placed_at(static_cast<std::size_t>(p));
+        step([&] {
+            mine = out->file().id();
+            for (int s = 0; s < p; ++s)
+                if (ranks.on_this_host(s)) placed_at[static_cast<std::size_t>(s)] = io::follow_links(partition_name(sort.output, s));
+        });
         ranks.agree(step.failure());
         const std::vector<std::uint64_t> ids =
             ranks.all_gather(std::span<const std::uint64_t>(std::array{mine.device, mine.inode}));
@@ -713,14 +718,14 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         std::vector<io::UnlinkOnSignal> placed;
         for (int k = 0; k < p && placed.size() < io::kSignalCleanupCapacity / 4; ++k) {
             const int s = (rank + k) % p;
-            if (ranks.on_this_host(s)) placed.emplace_back(partition_name(sort.output, s), id_of(s));
+            if (ranks.on_this_host(s)) placed.emplace_back(placed_at[static_cast<std::size_t>(s)], id_of(s));
         }
         step([&] { out->commit(sort.sync); });
         try {
             ranks.agree(step.failure());
         } catch (const RankError&) {
             for (int s = 0; s < p; ++s)  // another rank's file did not appear: none does
-                if (ranks.on_this_host(s)) io::unlink_if_names(partition_name(sort.output, s).c_str(), id_of(s));
+                if (ranks.on_this_host(s)) io::unlink_if_names(placed_at[static_cast<std::size_t>(s)].c_str(), id_of(s));
             throw;
         }
     } else {
