@@ -56,13 +56,10 @@ TEST(ParallelIo, WritesAndReadsBackAcrossManyBlocks) {
     EXPECT_EQ(back, data);
 }
 
-// Direct I/O on a spill file: writes of adjacent ranges at any offsets and of any lengths, from
-// several threads at once (the partial blocks they share go through the page cache), read back at
-// any offsets, equal the bytes written; checked through a second, ordinary descriptor too.
-// Pieces of the largest size and of two blocks.
+// copy_parallel: streamed copies write 16-byte-aligned lines between a head and a tail copied
+// plainly; offsets of source and destination that differ, lengths that are no multiple of a line or
+// a block, on both sides of the size from which copies are streamed. Nothing outside is written.
 TEST(CopyParallel, EveryByteArrivesAtAnyAlignmentAboveAndBelowTheStreamingSize) {
-    // Streamed copies write 16-byte-aligned lines between a head and a tail copied plainly: offsets
-    // of source and destination that differ, and lengths that are no multiple of a line or a block.
     const std::size_t largest = io::kStreamCopyBytes + (std::size_t{5} << 20) + 77;
     std::vector<std::byte> source(largest + 64);
     std::mt19937_64 random(11);
@@ -84,6 +81,10 @@ TEST(CopyParallel, EveryByteArrivesAtAnyAlignmentAboveAndBelowTheStreamingSize) 
     }
 }
 
+// Direct I/O on a spill file: writes of adjacent ranges at any offsets and of any lengths, from
+// several threads at once (the partial blocks they share go through the page cache), read back at
+// any offsets, equal the bytes written; checked through a second, ordinary descriptor too.
+// Pieces of the largest size and of two blocks.
 TEST(DirectIo, AdjacentUnalignedWritesFromManyThreadsReadBackExactly) {
     for (const std::size_t piece : {io::kMaxDirectIoPiece, 2 * io::kDirectIoAlignment}) {
         SCOPED_TRACE("pieces of " + std::to_string(piece) + " bytes");
