@@ -15,12 +15,16 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <sched.h>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -735,7 +739,9 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
 // of OUTPUT, and merges its part of every rank's runs, cut to the record, where they lie. Under
 // --memory of 2.5 times its range (its part takes half) each rank forms several runs (the CPU
 // sorter's chunks take the rest); ranges of uneven sizes (1000003 records)
-// give parts of the same sizes. The bytes are gpusort-file's, and nothing is sent. Where the sort
+// give parts of the same sizes. The bytes are gpusort-file's, and nothing is sent: each rank's merge
+// reads from the other ranks' runs the records of its part that lie in their ranges (counted here
+// from INPUT, equal keys in input order, as the runs' order gives them). Where the sort
 // first cannot go (records with a key, --unique, --verify, a range across files of an --input-list,
 // a part beyond half the budget), the ranks take the sample sort, with the same bytes.
 TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
@@ -743,6 +749,14 @@ TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
     gen({"--count", "1000003", "--seed", "25", dir / "in"});
     ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
     const std::string expected = read_text(dir / "one");
+    // Input positions in sorted order.
+    std::vector<std::uint64_t> values(1000003);
+    const std::string input = read_text(dir / "in");
+    ASSERT_EQ(input.size(), values.size() * 8);
+    std::memcpy(values.data(), input.data(), input.size());
+    std::vector<std::uint64_t> order(values.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) { return values[a] < values[b]; });
     for (int ranks = 2; ranks <= 4; ++ranks) {
         const std::string memory = std::to_string(1000003 * 8 * 5 / 2 / ranks / 1024 + 1) + "K";
         const Result r = mpi_sort(ranks, {"--memory", memory, "--stats", "-", dir / "in", dir / "many"});
@@ -758,6 +772,11 @@ TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
             EXPECT_EQ(mine.get<std::uint64_t>("range_records"), next - first) << ranks;
             EXPECT_EQ(mine.get<std::uint64_t>("part_records"), next - first) << ranks;
             EXPECT_EQ(mine.get<std::uint64_t>("exchange_bytes_sent"), 0u) << ranks;
+            const auto from_others = std::count_if(order.begin() + static_cast<std::ptrdiff_t>(first),
+                                                   order.begin() + static_cast<std::ptrdiff_t>(next),
+                                                   [&](std::uint64_t at) { return at < first || at >= next; });
+            EXPECT_GT(from_others, 0) << ranks;
+            EXPECT_EQ(mine.get<std::uint64_t>("peer_bytes_read"), static_cast<std::uint64_t>(from_others) * 8) << ranks;
             EXPECT_GT(mine.get<std::uint64_t>("runs"), 1u) << ranks;
             EXPECT_EQ(mine.get<std::string>("range_read"), "map");
             ++rank;

@@ -47,6 +47,7 @@ struct SharedRuns {
     std::uint64_t first = 0;    // the part's first record in the merge of all processes' runs
     // Called once this process's runs are formed, with how many records each holds (in that order):
     // returns every process's runs, this one's included, in the order ties go (an earlier run's first).
+    // The input is not read after it is called (its memory may go).
     std::function<std::vector<std::span<const std::byte>>(std::span<const std::uint64_t> run_records)> gather;
 };
 
@@ -114,6 +115,8 @@ struct SortReport {
     std::uint64_t bytes_spilled = 0; // bytes written to temp files
     PhaseTimes times;
     MergeTimes merge;                // the merge's phases (times.merge is its wall clock)
+    // Sorting shared runs: the records the part took from each run, in the order gather returned them.
+    std::vector<std::uint64_t> shared_run_records;
     double seconds = 0;              // the whole sort, wall clock
 };
 

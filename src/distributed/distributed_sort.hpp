@@ -82,6 +82,7 @@ struct DistributedReport {
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
     std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory
+    std::uint64_t peer_bytes_read = 0;            // sorting first: of the other ranks' runs, by this rank's merge
     std::string exchange;                         // how the records reached their parts: runs, shared, messages or none (one rank)
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
     // sort of its part (OUTPUT made, and the part written into it; sorting first, its runs formed

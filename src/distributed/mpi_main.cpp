@@ -111,6 +111,8 @@ std::string rank_json(const DistributedReport& report, int rank) {
         << ", \"shared_bytes_sent\": " << report.shared_bytes_sent
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
         << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
+        << ", \"peer_bytes_read\": " << report.peer_bytes_read << ", \"peer_read_gb_per_s\": "
+        << (report.part.times.merge > 0 ? report.peer_bytes_read / report.part.times.merge / 1e9 : 0)
         << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
         << ", \"exchange\": " << t.exchange << ", \"transfer\": " << t.transfer << ", \"sort\": " << t.sort
         << ", \"output\": " << t.output << ", \"total\": " << report.seconds << "}"

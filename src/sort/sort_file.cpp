@@ -472,9 +472,12 @@ void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
         const std::vector<std::uint64_t> from = multiway_select<SpanSequence<T>>(sequences, shared.first);
         const std::vector<std::uint64_t> to = multiway_select<SpanSequence<T>>(sequences, shared.first + records);
         std::vector<SortedRun<T>> pieces;
-        for (std::size_t i = 0; i < runs.size(); ++i)
+        report.shared_run_records.clear();
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            report.shared_run_records.push_back(to[i] - from[i]);
             if (to[i] > from[i])
                 pieces.push_back(sampled_run_in_memory<T>(runs[i].data() + from[i] * sizeof(T), to[i] - from[i], plan.sample_stride));
+        }
         // A merge on the device sorts slices of up to a chunk in two slots, for which a sorter that
         // formed fewer than two runs (a range of one chunk or none) was not prepared.
         if (plan.merge_on_device && sizes.size() < 2) planned.sorter->prepare(plan.device_merge_slots, plan.run_records, plan.chunk_memory);

@@ -200,6 +200,8 @@ def main():
         senders = [r for r in report["per_rank"] if r["exchange_bytes_sent"] > 0]
         rates = [r["exchange_gb_per_s"] for r in senders]
         mpi_rates = [r["transfer_gb_per_s"] for r in senders]
+        # Sorting first, what crosses between ranks is read from each other's runs by their merges.
+        readers = [r["peer_read_gb_per_s"] for r in report["per_rank"] if r["peer_bytes_read"] > 0]
         rows.append({
             "ranks": n, "bytes": size, "backend": backend, "gpusort_mpi_s": round(median, 3),
             "runs_s": " ".join(f"{t:.3f}" for t in times), "ceiling_s": round(ceiling, 3), "cp_s": round(cp, 3),
@@ -207,6 +209,7 @@ def main():
             "imbalance": round(report["imbalance"], 4), "exchange": report["exchange"],
             "exchange_gb_per_s_per_rank": round(statistics.median(rates), 2) if rates else "",
             "transfer_gb_per_s_per_rank": round(statistics.median(mpi_rates), 2) if mpi_rates else "",
+            "peer_read_gb_per_s_per_rank": round(statistics.median(readers), 2) if readers else "",
             **{f"slowest_{s}_s": round(slowest["seconds"][s], 3) for s in STEPS},
         })
         print(f"{n} ranks: gpusort-mpi {median:.2f} s, ceiling {ceiling:.2f} s, cp {cp:.2f} s", file=sys.stderr, flush=True)
@@ -231,14 +234,17 @@ def main():
              + (f" gpusort-mpi options: {args.mpi_options}." if args.mpi_options else "")
              + f" Launcher: {args.mpirun}" + (f", TMPDIR={args.mpi_tmpdir}." if args.mpi_tmpdir else "."), "",
              "| ranks | gpusort-mpi s | ceiling s | cp s | vs ceiling | vs cp | efficiency | imbalance | exchange | "
-             "exchange GB/s per rank: step (rounds) | steps: samples / counting / exchange (of it rounds) / sort / output (s) |",
+             "exchange GB/s per rank: step (rounds), or sorting first: read from the others' runs over the merge | "
+             "steps: samples / counting / exchange (of it rounds) / sort / output (s) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = {s: r[f"slowest_{s}_s"] for s in STEPS}
         steps = f"{t['samples']} / {t['counting']} / {t['exchange']} ({t['transfer']}) / {t['sort']} / {t['output']}"
+        rate = (f"{r['peer_read_gb_per_s_per_rank']} (merge)" if r["exchange"] == "runs" else
+                f"{r['exchange_gb_per_s_per_rank']} ({r['transfer_gb_per_s_per_rank']})")
         lines.append(f"| {r['ranks']} | {r['gpusort_mpi_s']} | {r['ceiling_s']} | {r['cp_s']} | {r['vs_ceiling']}x | "
                      f"{r['vs_cp']}x | {r['efficiency']} | {r['imbalance'] * 100:.2f}% | {r['exchange']} | "
-                     f"{r['exchange_gb_per_s_per_rank']} ({r['transfer_gb_per_s_per_rank']}) | {steps} |")
+                     f"{rate} | {steps} |")
     try:
         plot(rows, args.out, what, machine, shared=backend == "gpu" and max(ranks) > len(found))
         lines += ["", "Plot: scaling.png"]
