@@ -1,9 +1,10 @@
-// FileMapping: mmap(MAP_SHARED) / munmap.
+// FileMapping: mmap(MAP_SHARED) / munmap; ReleaseBehind.
 #include "io/file_mapping.hpp"
 
 #include "io/io_error.hpp"
 #include "io/syscalls.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,8 +43,46 @@ void FileMapping::release_before(std::uint64_t end) {
     // The last page goes with the map's end; any other, once the byte after it is reached.
     const std::size_t until = end >= size_ ? mapped : static_cast<std::size_t>(lead_ + end) / page * page;
     if (until <= released_) return;
-    ::munmap(data_ - lead_ + released_, until - released_);
+    ::madvise(data_ - lead_ + released_, until - released_, MADV_DONTNEED);  // a shared map: the file keeps them
     released_ = until;
+}
+
+ReleaseBehind::ReleaseBehind(FileMapping& map, std::uint64_t piece) : map_(map), piece_(std::max<std::uint64_t>(piece, 1)) {
+    thread_ = std::thread([this] {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [this] { return stop_ || prefix_ >= released_ + piece_ || (prefix_ == map_.size() && prefix_ > released_); });
+            if (stop_) return;
+            released_ = prefix_;
+            const std::uint64_t end = released_;
+            lock.unlock();
+            map_.release_before(end);
+            lock.lock();
+        }
+    });
+}
+
+ReleaseBehind::~ReleaseBehind() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+void ReleaseBehind::written(std::uint64_t offset, std::uint64_t size) {
+    if (size == 0) return;
+    {
+        std::lock_guard lock(mutex_);
+        auto [at, fresh] = ahead_.emplace(offset, offset + size);
+        if (!fresh) at->second = std::max(at->second, offset + size);
+        while (!ahead_.empty() && ahead_.begin()->first <= prefix_) {
+            prefix_ = std::max(prefix_, ahead_.begin()->second);
+            ahead_.erase(ahead_.begin());
+        }
+    }
+    wake_.notify_one();
 }
 
 FileMapping::~FileMapping() {

@@ -12,8 +12,12 @@
 
 #include "io/file.hpp"
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
 
 namespace gpusort::io {
 
@@ -38,17 +42,44 @@ public:
     // Faults in [offset, offset + length) of the map as writable pages (populate_for_writing).
     bool populate(std::uint64_t offset, std::uint64_t length) const { return populate_for_writing(data_ + offset, length); }
     std::uint64_t size() const { return size_; }
-    // Unmaps the pages wholly before byte `end` of the map (all of them where `end` is size()), once
-    // they are done with: their bytes must not be touched again. Unmapping a map of many written
-    // pages takes long (16 GiB of 4 KiB pages: 0.8 s on the H200 machine), and one thread may do it
-    // behind the writers of later bytes. Calls come with `end` rising, from one thread at a time.
+    // Drops from the map the pages wholly before byte `end` (all of them where `end` is size()),
+    // once they are done with (MADV_DONTNEED): their bytes stay in the file, and a touch faults them
+    // back in. Dropping many written pages from a map takes long (16 GiB of 4 KiB pages: 0.5-0.8 s on
+    // the H200 machine, on one thread however many share it), and one thread may do it behind the
+    // writers of later bytes (ReleaseBehind). Calls come with `end` rising, from one thread at a time.
     void release_before(std::uint64_t end);
 
 private:
     std::byte* data_ = nullptr;
     std::uint64_t size_ = 0;
     std::size_t lead_ = 0;      // bytes mapped before data_: from the start of its page
-    std::size_t released_ = 0;  // bytes unmapped from the start of the first page (whole pages)
+    std::size_t released_ = 0;  // bytes dropped from the start of the first page (whole pages)
+};
+
+// Releases a map's pages behind its writers, on a thread of its own: the writers say which bytes
+// they have written, in any order and from any thread, and once every byte from the start of the
+// map on is written `piece` bytes past what was released, those are released
+// (FileMapping::release_before). What is not released when it goes out of scope stays mapped.
+class ReleaseBehind {
+public:
+    ReleaseBehind(FileMapping& map, std::uint64_t piece);
+    ~ReleaseBehind();  // waits for the release under way
+    ReleaseBehind(const ReleaseBehind&) = delete;
+    ReleaseBehind& operator=(const ReleaseBehind&) = delete;
+
+    // Bytes [offset, offset + size) of the map are written.
+    void written(std::uint64_t offset, std::uint64_t size);
+
+private:
+    FileMapping& map_;
+    const std::uint64_t piece_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::map<std::uint64_t, std::uint64_t> ahead_;  // written ranges beyond the prefix: first byte -> end
+    std::uint64_t prefix_ = 0;                      // every byte before it written
+    std::uint64_t released_ = 0;                    // what the thread released (or is releasing)
+    bool stop_ = false;
+    std::thread thread_;
 };
 
 }  // namespace gpusort::io

@@ -11,9 +11,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <fcntl.h>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -265,9 +269,22 @@ TEST(FileMapping, RegionsAtAnyOffsetWriteTheirBytesOfTheFile) {
     EXPECT_TRUE(back == data);
 }
 
-// A map released behind its writes: pages wholly before the point given are unmapped (msync finds
-// no memory there), the page that holds the point stays, and every byte written reaches the file.
-TEST(FileMapping, ReleasedPagesAreUnmappedAndTheirBytesKept) {
+// Whether the page that holds `byte` is in this process's page tables (/proc/self/pagemap: bit 63).
+bool page_present(const std::byte* byte) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    std::uint64_t entry = 0;
+    const bool read = fd >= 0 && ::pread(fd, &entry, sizeof entry,
+                                         static_cast<off_t>(reinterpret_cast<std::uintptr_t>(byte) / page * sizeof entry)) ==
+                                     static_cast<ssize_t>(sizeof entry);
+    if (fd >= 0) ::close(fd);
+    if (!read) throw std::runtime_error("cannot read /proc/self/pagemap");
+    return (entry >> 63) != 0;
+}
+
+// Released pages leave the map (whole pages before the point; the last page with the map's end),
+// and their bytes stay in the file; a released page touched again gives its bytes back.
+TEST(FileMapping, ReleasedPagesLeaveTheMapAndTheirBytesStay) {
     ScratchDir dir;
     io::File file = io::create_temp_file(dir.path());
     const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -276,24 +293,67 @@ TEST(FileMapping, ReleasedPagesAreUnmappedAndTheirBytesKept) {
     std::vector<std::byte> data(size, std::byte{0});
     std::mt19937_64 rng(6);
     for (std::size_t i = offset; i < offset + length; ++i) data[i] = static_cast<std::byte>(rng());
-    auto mapped = [](const std::byte* first_page, std::size_t bytes) {
-        return ::msync(const_cast<std::byte*>(first_page), bytes, MS_ASYNC) == 0;
-    };
     {
         io::FileMapping map(file, offset, length);
         std::byte* const start = map.data() - offset;  // the file's first page
         const std::size_t half = 3 * page + 10 - offset;  // a point inside the file's fourth page
         std::memcpy(map.data(), data.data() + offset, half);
+        ASSERT_TRUE(page_present(start) && page_present(start + 3 * page)) << "written pages are not in the map";
         map.release_before(half);
-        EXPECT_FALSE(mapped(start, page)) << "the first page was kept";
-        EXPECT_FALSE(mapped(start + 2 * page, page)) << "a page wholly before the point was kept";
-        EXPECT_TRUE(mapped(start + 3 * page, page)) << "the page that holds the point was unmapped";
+        EXPECT_FALSE(page_present(start)) << "the first page was kept";
+        EXPECT_FALSE(page_present(start + 2 * page)) << "a page wholly before the point was kept";
+        EXPECT_TRUE(page_present(start + 3 * page)) << "the page that holds the point was released";
         map.release_before(half - 5);  // an earlier point changes nothing
-        EXPECT_TRUE(mapped(start + 3 * page, page));
+        EXPECT_TRUE(page_present(start + 3 * page));
+        EXPECT_EQ(map.data()[page], data[offset + page]) << "a released page touched again";
         std::memcpy(map.data() + half, data.data() + offset + half, length - half);
+        ASSERT_TRUE(page_present(start + 6 * page));
         map.release_before(length);
-        EXPECT_FALSE(mapped(start + 3 * page, page));
-        EXPECT_FALSE(mapped(start + 6 * page, page)) << "the last page stayed";
+        EXPECT_FALSE(page_present(start + 3 * page));
+        EXPECT_FALSE(page_present(start + 6 * page)) << "the last page stayed";
+    }
+    std::vector<std::byte> back(size);
+    file.read_at(0, back);
+    EXPECT_TRUE(back == data);
+}
+
+// ReleaseBehind releases the pages before the first byte not yet written, in pieces, whatever the
+// order of the writes: none while the first page is missing, all once it comes (the last piece with
+// the map's end), and the bytes stay in the file.
+TEST(FileMapping, ReleaseBehindReleasesWhatIsWrittenFromTheStartOn) {
+    ScratchDir dir;
+    io::File file = io::create_temp_file(dir.path());
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t pages = 40, size = pages * page - 77;
+    ASSERT_TRUE(file.allocate(size));
+    std::vector<std::byte> data(size);
+    std::mt19937_64 rng(7);
+    for (auto& b : data) b = static_cast<std::byte>(rng());
+    auto released_by = [&](std::byte* first, std::size_t count) {  // within 10 s
+        for (int i = 0; i < 1000; ++i) {
+            bool any = false;
+            for (std::size_t k = 0; k < count; ++k) any = any || page_present(first + k * page);
+            if (!any) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    };
+    {
+        io::FileMapping map(file, 0, size);
+        io::ReleaseBehind released(map, 8 * page);
+        std::vector<std::size_t> order(pages - 1);  // every page but the first, shuffled, from several threads
+        std::iota(order.begin(), order.end(), 1);
+        std::shuffle(order.begin(), order.end(), rng);
+        tbb::parallel_for(std::size_t{0}, order.size(), [&](std::size_t i) {
+            const std::size_t at = order[i] * page, n = std::min(page, size - at);
+            std::memcpy(map.data() + at, data.data() + at, n);
+            released.written(at, n);
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        for (std::size_t k = 1; k < pages; ++k) EXPECT_TRUE(page_present(map.data() + k * page)) << "page " << k << " released";
+        std::memcpy(map.data(), data.data(), page);
+        released.written(0, page);
+        EXPECT_TRUE(released_by(map.data(), pages)) << "written pages stayed in the map";
     }
     std::vector<std::byte> back(size);
     file.read_at(0, back);

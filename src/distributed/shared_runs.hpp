@@ -36,10 +36,8 @@ public:
 
     std::span<std::byte> bytes() const;
     const std::string& address() const { return address_; }
-    // Unmaps this rank's map of its region before byte `end` (io::FileMapping::release_before).
-    void release_before(std::uint64_t end) {
-        if (map_) map_->release_before(end);
-    }
+    // This rank's map of its region; null where the region is empty.
+    io::FileMapping* mapping() const { return map_.get(); }
 
 private:
     std::unique_ptr<io::FileMapping> map_;

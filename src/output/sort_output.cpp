@@ -36,10 +36,14 @@ void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) c
         void operator()(StreamOutput* to) const { to->append(offset, bytes); }
     };
     std::visit(Write{offset, bytes}, destination_);
+    if (released_) released_->written(offset, bytes.size());
     if (progress_) progress_->add(bytes.size());
 }
 
 namespace {
+
+// The written pages of OUTPUT's map are released in pieces of this size.
+constexpr std::uint64_t kReleasePieceBytes = std::uint64_t{256} << 20;
 
 // A pipe, device or socket at `path`: written in place (it cannot be replaced by a rename).
 bool is_device(const std::string& path) {
@@ -109,7 +113,10 @@ const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     // Written through a memory map when the space is reserved (no page can then meet a full disk).
     if (bytes > 0 && file.allocate(region_offset_, bytes) && may_map_) {
         mapping_.emplace(file, region_offset_, bytes);
-        return output_.emplace(MappedFile{mapping_->data(), mapping_->size()}, progress_);
+        // Dropping a map's written pages takes the kernel 0.5-0.6 s per 16 GiB (the H200 machine), on
+        // one thread: done behind the writes rather than all at the end.
+        released_.emplace(*mapping_, kReleasePieceBytes);
+        return output_.emplace(MappedFile{mapping_->data(), mapping_->size()}, progress_, &*released_);
     }
     return output_.emplace(PositionalFile{&file, region_offset_}, progress_);
 }
@@ -122,6 +129,7 @@ void OutputTarget::finish(std::uint64_t bytes) {
         return;
     }
     output_.reset();
+    released_.reset();
     mapping_.reset();
     if (atomic_ && bytes < reserved_) atomic_->file().truncate(bytes);
 }

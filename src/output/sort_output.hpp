@@ -68,7 +68,9 @@ struct PositionalFile {
 class SortOutput {
 public:
     using Destination = std::variant<MappedFile, PositionalFile, StreamOutput*>;
-    SortOutput(Destination destination, ProgressCounters* progress) : destination_(destination), progress_(progress) {}
+    // `released`: where a map's written pages are released behind the writes (a file's map only).
+    SortOutput(Destination destination, ProgressCounters* progress, io::ReleaseBehind* released = nullptr)
+        : destination_(destination), progress_(progress), released_(released) {}
 
     const Destination& destination() const { return destination_; }
     ProgressCounters* progress() const { return progress_; }
@@ -80,6 +82,7 @@ public:
 private:
     Destination destination_;
     ProgressCounters* progress_;
+    io::ReleaseBehind* released_;
 };
 
 struct OutputOptions {
@@ -161,6 +164,7 @@ private:
     std::unique_ptr<io::StreamWriter> writer_;
     std::unique_ptr<StreamOutput> stream_;
     std::optional<io::FileMapping> mapping_;
+    std::optional<io::ReleaseBehind> released_;  // the map's written pages, released behind the writes
     std::optional<SortOutput> output_;  // from open() to finish()
     std::uint64_t reserved_ = 0;
     std::uint64_t written_ = 0;
