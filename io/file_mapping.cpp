@@ -86,7 +86,7 @@ void ReleaseBehind::written(std::uint64_t offset, std::uint64_t size) {
 }
 
 FileMapping::~FileMapping() {
-    if (data_ && released_ < size_ + lead_) ::munmap(data_ - lead_ + released_, size_ + lead_ - released_);
+    if (data_) ::munmap(data_ - lead_, size_ + lead_);  // released pages too: they were dropped, not unmapped
 }
 
 }  // namespace gpusort::io

@@ -283,7 +283,8 @@ bool page_present(const std::byte* byte) {
 }
 
 // Released pages leave the map (whole pages before the point; the last page with the map's end),
-// and their bytes stay in the file; a released page touched again gives its bytes back.
+// and their bytes stay in the file; a released page touched again gives its bytes back. The map
+// goes as a whole, released pages included, when it goes out of scope (msync finds no memory there).
 TEST(FileMapping, ReleasedPagesLeaveTheMapAndTheirBytesStay) {
     ScratchDir dir;
     io::File file = io::create_temp_file(dir.path());
@@ -293,9 +294,10 @@ TEST(FileMapping, ReleasedPagesLeaveTheMapAndTheirBytesStay) {
     std::vector<std::byte> data(size, std::byte{0});
     std::mt19937_64 rng(6);
     for (std::size_t i = offset; i < offset + length; ++i) data[i] = static_cast<std::byte>(rng());
+    std::byte* start = nullptr;  // the file's first page in the map
     {
         io::FileMapping map(file, offset, length);
-        std::byte* const start = map.data() - offset;  // the file's first page
+        start = map.data() - offset;
         const std::size_t half = 3 * page + 10 - offset;  // a point inside the file's fourth page
         std::memcpy(map.data(), data.data() + offset, half);
         ASSERT_TRUE(page_present(start) && page_present(start + 3 * page)) << "written pages are not in the map";
@@ -312,6 +314,8 @@ TEST(FileMapping, ReleasedPagesLeaveTheMapAndTheirBytesStay) {
         EXPECT_FALSE(page_present(start + 3 * page));
         EXPECT_FALSE(page_present(start + 6 * page)) << "the last page stayed";
     }
+    for (std::size_t k = 0; k < 7; ++k)
+        EXPECT_NE(::msync(start + k * page, page, MS_ASYNC), 0) << "page " << k << " of the map is still mapped";
     std::vector<std::byte> back(size);
     file.read_at(0, back);
     EXPECT_TRUE(back == data);
