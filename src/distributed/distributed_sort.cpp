@@ -18,6 +18,7 @@
 #include "src/distributed/key_points.hpp"
 #include "src/distributed/shared_runs.hpp"
 #include "src/distributed/step.hpp"
+#include "src/output/sort_output.hpp"
 
 #include <algorithm>
 #include <array>
@@ -624,13 +625,11 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             {
                 std::optional<io::ReleaseBehind> released;
                 if (own->mapping()) released.emplace(*own->mapping(), kReleasePieceBytes);
+                const SortOutput region(MappedFile{own->bytes().data(), own->bytes().size()}, progress,
+                                        released ? &*released : nullptr);
                 io::for_each_piece(std::span<const std::byte>(merged.data(), merged.size()), width,
                                    std::min(kReleasePieceBytes, io::progress_piece_bytes(progress != nullptr, threads, merged.size())),
-                                   [&](std::size_t offset, std::span<const std::byte> piece) {
-                                       io::copy_parallel(own->bytes().data() + offset, piece);
-                                       if (released) released->written(offset, piece.size());
-                                       if (progress) progress->add(piece.size());
-                                   });
+                                   [&](std::size_t offset, std::span<const std::byte> piece) { region.write(offset, piece); });
             }
             for (std::future<void>* unmapped : {&peers_released, &input_released})
                 if (unmapped->valid()) unmapped->get();
