@@ -14,7 +14,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <variant>
+
+#include <unistd.h>
 
 namespace gpusort::gpu {
 
@@ -29,24 +32,122 @@ struct Staging {
     Event copied[2]{Event(false), Event(false)};
 };
 
-// Copy in: reads the n elements of `width` bytes piece by piece (whole elements per piece), piece
-// p into buffer[p % 2] while piece p - 1 is copied from the other one to `device` (n elements).
-// Returns the seconds spent from the first read to the last copy queued.
-double copy_in(Staging& staging, cudaStream_t stream, std::size_t n, std::size_t width, std::byte* device,
-               const ChunkCallbacks& io) {
+// Copy in: reads elements [begin, end) of `width` bytes piece by piece (whole elements per piece),
+// piece p into buffer[p % 2] while piece p - 1 is copied from the other one to `device` (the
+// chunk's elements). Returns the seconds spent from the first read to the last copy queued.
+double copy_in(Staging& staging, cudaStream_t stream, std::size_t begin, std::size_t end, std::size_t width,
+               std::byte* device, const ChunkCallbacks& io) {
     const std::size_t piece = staging.buffer[0].size() / width;
-    const std::size_t pieces = (n + piece - 1) / piece;
     const auto read_start = std::chrono::steady_clock::now();
-    for (std::size_t p = 0; p < pieces; ++p) {
-        const std::size_t first = p * piece, count = std::min(piece, n - first);
+    for (std::size_t first = begin, p = 0; first < end; first += piece, ++p) {
+        const std::size_t count = std::min(piece, end - first);
         auto& buffer = staging.buffer[p % 2];
-        if (p >= 2) staging.copied[p % 2].synchronize();
+        staging.copied[p % 2].synchronize();  // its last copy (of this call or an earlier one) is done
         io.read(first, buffer.data(), count);
         check_cuda(cudaMemcpyAsync(device + first * width, buffer.data(), count * width, cudaMemcpyHostToDevice, stream),
                    "cudaMemcpyAsync (chunk to the device)");
         staging.copied[p % 2].record(stream);
     }
     return seconds_since(read_start);
+}
+
+// Pieces of a chunk's source pinned (registered read only) for their copies on one stream, at most
+// kSourcePiecesPinned at once: pinning another first waits for the oldest one's copy and unpins it.
+class PinnedPieces {
+public:
+    PinnedPieces(cudaStream_t stream, const ChunkCallbacks& io) : stream_(stream), io_(io) {}
+    ~PinnedPieces() {  // on an error: unpinned once their copies are done, untold
+        for (std::size_t i = done_; i < pinned_; ++i) {
+            Piece& piece = pieces_[i % kRing];
+            cudaEventSynchronize(piece.copied.get());
+            cudaHostUnregister(const_cast<std::byte*>(piece.data));
+        }
+        cudaGetLastError();
+    }
+    PinnedPieces(const PinnedPieces&) = delete;
+    PinnedPieces& operator=(const PinnedPieces&) = delete;
+
+    // Pins elements [first, first + count) at `data` (whole pages) and queues their copy to `device`;
+    // false where the kernel would not pin them (nothing queued).
+    bool copy(const std::byte* data, std::size_t bytes, std::byte* device, std::uint64_t first, std::size_t count) {
+        if (pinned_ - done_ == kRing) unpin_oldest();
+        const cudaError_t pinned = cudaHostRegister(const_cast<std::byte*>(data), bytes, cudaHostRegisterReadOnly);
+        if (pinned != cudaSuccess) {
+            cudaGetLastError();  // not an error of the device: the caller reads these elements instead
+            return false;
+        }
+        Piece& piece = pieces_[pinned_++ % kRing];
+        piece.data = data;
+        piece.first = first;
+        piece.count = count;
+        check_cuda(cudaMemcpyAsync(device, data, bytes, cudaMemcpyHostToDevice, stream_),
+                   "cudaMemcpyAsync (chunk to the device, from its source)");
+        piece.copied.record(stream_);
+        return true;
+    }
+    // Waits for every copy queued and unpins its piece.
+    void finish() {
+        while (done_ < pinned_) unpin_oldest();
+    }
+
+private:
+    static constexpr std::size_t kRing = ChunkEnginePolicy::kSourcePiecesPinned;
+    struct Piece {
+        const std::byte* data = nullptr;
+        std::uint64_t first = 0;
+        std::size_t count = 0;
+        Event copied{false};
+    };
+    void unpin_oldest() {
+        Piece& piece = pieces_[done_ % kRing];
+        piece.copied.synchronize();
+        ++done_;  // unpinned whatever the result: not again on an error
+        check_cuda(cudaHostUnregister(const_cast<std::byte*>(piece.data)), "cudaHostUnregister (a chunk's source)");
+        if (io_.copied) io_.copied(piece.first, piece.count);
+    }
+
+    cudaStream_t stream_;
+    const ChunkCallbacks& io_;
+    Piece pieces_[kRing];
+    std::size_t pinned_ = 0, done_ = 0;  // pieces pinned, and unpinned again, so far
+};
+
+// Copy in from io.source: the elements on whole pages go straight from there, a piece at a time
+// pinned; those before the first page boundary and after the last through the staging buffers.
+// From a piece the kernel would not pin, the rest is read through the staging buffers too, and
+// `pinnable` is cleared. Returns the seconds from the first read to the last copy queued.
+double copy_in_from_source(Staging& staging, cudaStream_t stream, std::size_t n, std::size_t width, std::byte* device,
+                           const ChunkCallbacks& io, std::atomic<bool>& pinnable) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto* source = static_cast<const std::byte*>(io.source);
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    // Elements that start on a page boundary come every `step` elements from the first such one.
+    const std::size_t step = page / std::gcd(width, page);
+    std::size_t head = n;
+    for (std::size_t k = 0; k < std::min(step, n); ++k)
+        if (reinterpret_cast<std::uintptr_t>(source + k * width) % page == 0) {
+            head = k;
+            break;
+        }
+    const std::size_t whole = head < n ? (n - head) / step * step : 0;  // elements on whole pages
+    if (whole == 0) return copy_in(staging, stream, 0, n, width, device, io);
+    const std::size_t piece = std::max<std::size_t>(1, ChunkEnginePolicy::kSourcePieceBytes / width / step) * step;
+    copy_in(staging, stream, 0, head, width, device, io);
+    std::size_t first = head;
+    {
+        PinnedPieces pieces(stream, io);
+        while (first < head + whole) {
+            const std::size_t count = std::min(piece, head + whole - first);
+            if (!pieces.copy(source + first * width, count * width, device + first * width, first, count)) {
+                pinnable = false;
+                break;
+            }
+            first += count;
+        }
+        pieces.finish();
+    }
+    copy_in(staging, stream, first, n, width, device, io);
+    return seconds_since(start);
 }
 
 // Copy out: piece p of the n sorted elements of `width` bytes is copied into buffer[p % 2] while
@@ -184,7 +285,7 @@ ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, b
         std::byte* raw = key_width_ < 4 ? slot.raw.data() : slot.keys.data();
 
         slot.marks[0].record(stream);
-        times.read = copy_in(slot.staging, stream, n, key_width_, raw, io);
+        times.read = copy_chunk_in(slot, n, key_width_, raw, io);
         slot.marks[1].record(stream);
 
         // Keys that come in normalised are only widened.
@@ -208,13 +309,20 @@ ChunkTimes ChunkEngine::sort_chunk(std::size_t slot_index, std::uint64_t keys, b
     return times;
 }
 
+double ChunkEngine::copy_chunk_in(Slot& slot, std::size_t n, std::size_t width, std::byte* device,
+                                  const ChunkCallbacks& io) {
+    if (io.source && source_pinnable_)
+        return copy_in_from_source(slot.staging, slot.stream.get(), n, width, device, io, source_pinnable_);
+    return copy_in(slot.staging, slot.stream.get(), 0, n, width, device, io);
+}
+
 void ChunkEngine::sort_records(Slot& slot, std::size_t n, bool restore, const ChunkCallbacks& io, ChunkTimes& times) {
     cudaStream_t stream = slot.stream.get();
     const std::byte* records = slot.raw.data();
     std::uint64_t* index = slot.index.data();
 
     slot.marks[0].record(stream);
-    times.read = copy_in(slot.staging, stream, n, spec_.record_size, slot.raw.data(), io);
+    times.read = copy_chunk_in(slot, n, spec_.record_size, slot.raw.data(), io);
     slot.marks[1].record(stream);
 
     // Sort (key, index) pairs stably. Keys of 3 or 4 words: least significant half first, then the

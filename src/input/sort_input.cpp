@@ -51,6 +51,19 @@ void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
     add_to_checksum(bytes);
 }
 
+const std::byte* SortInput::source() {
+    if (keep_checksum_ || streamed_ || size_ == 0) return nullptr;
+    if (memory_) return memory_->data();
+    if (!map_) {
+        try {
+            map_ = std::make_unique<io::FileMapping>(file_, 0, size_, io::FileMapping::Access::read);
+        } catch (const io::IoError&) {
+            return nullptr;  // read through read_at
+        }
+    }
+    return map_->data();
+}
+
 std::size_t SortInput::read_next(std::span<std::byte> bytes) {
     const std::size_t n = reader_->read(bytes);
     bytes_read_ += n;

@@ -9,6 +9,7 @@
 
 #include "gpusort/compression.hpp"
 #include "io/file.hpp"
+#include "io/file_mapping.hpp"
 #include "io/stream_reader.hpp"
 #include "src/verify/record_checksum.hpp"
 
@@ -47,6 +48,11 @@ public:
 
     // A file: bytes [offset, offset + size), read by several threads.
     void read_at(std::uint64_t offset, std::span<std::byte> bytes);
+    // The bytes of a file read at offsets where they already lie in memory: a read-only map of the
+    // file (made on the first call), or the records in memory; a sorter on a device copies chunks
+    // from there itself (ChunkIo::source). Null for a stream, where the file cannot be mapped, and
+    // where every byte must pass read_at (the checksum). Call before the sort's threads start.
+    const std::byte* source();
     // A stream: the next bytes, as many as there are up to bytes.size() (fewer only at the end);
     // the stream ending inside a record is an error.
     std::size_t read_next(std::span<std::byte> bytes);
@@ -65,6 +71,7 @@ private:
     std::size_t record_size_;
     std::optional<std::span<const std::byte>> memory_;
     io::File file_;
+    std::unique_ptr<io::FileMapping> map_;  // source()'s map of the file
     std::uint64_t size_ = 0;
     timespec modified_{};   // a regular file's modification time when it was opened
     bool regular_ = false;  // a regular file (compressed or not): checked by check_unchanged()

@@ -24,6 +24,12 @@ namespace gpusort {
 struct ChunkIo {
     std::function<void(std::uint64_t first, std::span<std::byte> bytes)> read;
     std::function<void(std::uint64_t first, std::span<const std::byte> bytes)> write;
+    // Optional: the chunk's keys (records) where they already lie in memory, readable until the sort
+    // returns (a read-only map of the input will do). A sorter on a device copies them from there
+    // itself where it can, calling `read` only for the rest, and tells `copied` of what it took
+    // (gpu::ChunkCallbacks::source); the others read every key through `read`.
+    const std::byte* source = nullptr;
+    std::function<void(std::uint64_t first, std::uint64_t keys)> copied;
 };
 
 // Sorts slices of runs back into output keys: the GPU's merge (src/merge/slice_merge.hpp). A

@@ -56,6 +56,8 @@ PhaseTimes GpuChunkSorter::sort(std::size_t slot, std::uint64_t keys, bool norma
     callbacks.write = [&](std::uint64_t first, const void* data, std::size_t count) {
         io.write(first, std::span<const std::byte>(static_cast<const std::byte*>(data), count * out_width));
     };
+    callbacks.source = io.source;
+    if (io.copied) callbacks.copied = [&](std::uint64_t first, std::size_t count) { io.copied(first, count); };
     const gpu::ChunkTimes t =
         engine_.sort_chunk(slot, keys, normalized, restore, callbacks);
     PhaseTimes times;
