@@ -21,15 +21,11 @@
 #include "gpu/pinned_buffer.hpp"
 #include "gpusort/key_spec.hpp"
 #include "src/keys/record_layout.hpp"
+#include "tests/gpu/skip_without_device.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace gpusort::gpu {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                      \
-    do {                                                                        \
-        if (device_count() == 0) GTEST_SKIP() << device_unavailable_reason();   \
-    } while (false)
 
 // What the engine was given and what it wrote for one chunk.
 struct Sorted {
@@ -79,7 +75,7 @@ std::vector<std::uint64_t> random_keys(std::size_t n, std::uint64_t seed) {
 
 // u64 keys starting 8 bytes past a page: several pieces pinned, a head and a tail read.
 TEST(ChunkSource, KeysOffAPageBoundaryGoMostlyStraight) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     const std::size_t n = 2 * ChunkEnginePolicy::kSourcePieceBytes / 8 + 12345;  // two pieces and a bit
     std::vector<std::uint64_t> memory = random_keys(n + page, 1);
@@ -101,7 +97,7 @@ TEST(ChunkSource, KeysOffAPageBoundaryGoMostlyStraight) {
 // gensort records (100 bytes: elements meet page boundaries every 1024 records) from a read-only map
 // of a file, starting at an odd record, sorted stably.
 TEST(ChunkSource, RecordsFromAReadOnlyFileMap) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     const std::size_t size = 100, skip = 7, n = 1500000;
     std::vector<std::byte> records((n + skip) * size);
     std::mt19937_64 random(2);
@@ -136,7 +132,7 @@ TEST(ChunkSource, RecordsFromAReadOnlyFileMap) {
 // Memory the driver will not pin again (pinned already): the chunk is read through `read`, and so
 // is a later chunk whose memory could be pinned.
 TEST(ChunkSource, MemoryThatCannotBePinnedIsRead) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     const std::size_t n = ChunkEnginePolicy::kSourcePieceBytes / 8 + 999;
     PinnedBuffer<std::uint64_t> pinned(n);
     const std::vector<std::uint64_t> keys = random_keys(n, 3);

@@ -12,6 +12,7 @@
 
 #include "gpu/device.hpp"
 #include "gpu/device_sorter.hpp"
+#include "tests/gpu/skip_without_device.hpp"
 #include "sort_checker.hpp"
 #include "sort_test_data.hpp"
 
@@ -64,7 +65,7 @@ protected:
     using Payload = typename Case::Payload;
 
     void SetUp() override {
-        if (device_count() == 0) GTEST_SKIP() << device_unavailable_reason();
+        SKIP_WITHOUT_DEVICE();
     }
 
     // Sorts keys of every size in `sizes`, drawn from `distribution`, with one sorter.

@@ -16,6 +16,7 @@
 #include "gpu/gpu_error.hpp"
 #include "gpu/pinned_buffer.hpp"
 #include "gpu/stream.hpp"
+#include "tests/gpu/skip_without_device.hpp"
 #include "tests/gpu/support/device_fill.hpp"
 #include "tests/gpu/support/host_sort.hpp"
 #include "tests/gpu/support/order_check.hpp"
@@ -26,7 +27,7 @@ namespace {
 class GpuResourcesTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (device_count() == 0) GTEST_SKIP() << device_unavailable_reason();
+        SKIP_WITHOUT_DEVICE();
     }
 };
 

@@ -12,6 +12,7 @@
 #include "gpu/device_sorter.hpp"
 #include "gpu/gpu_error.hpp"
 #include "gpu/stream.hpp"
+#include "tests/gpu/skip_without_device.hpp"
 #include "tests/gpu/support/device_fill.hpp"
 #include "tests/gpu/support/order_check.hpp"
 
@@ -21,7 +22,7 @@ namespace {
 // Skips the test unless a GPU with `bytes` of free memory (plus a margin) is present.
 #define SKIP_UNLESS_DEVICE_HAS(bytes)                                                                    \
     do {                                                                                                 \
-        if (device_count() == 0) GTEST_SKIP() << device_unavailable_reason();                            \
+        SKIP_WITHOUT_DEVICE();                                                                           \
         const std::size_t free_bytes = device_info(current_device()).free_bytes;                        \
         if (free_bytes < (bytes) + (std::size_t{1} << 30)) {                                             \
             GTEST_SKIP() << "needs " << (bytes) << " bytes of device memory, " << free_bytes << " free"; \

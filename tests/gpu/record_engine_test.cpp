@@ -25,16 +25,12 @@
 #include "gpu/record_keys.hpp"
 #include "gpu/stream.hpp"
 #include "src/keys/record_layout.hpp"
+#include "tests/gpu/skip_without_device.hpp"
 #include "tests/reference_keys.hpp"
 #include "tests/reference_records.hpp"
 
 namespace gpusort::gpu {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                      \
-    do {                                                                        \
-        if (device_count() == 0) GTEST_SKIP() << device_unavailable_reason();   \
-    } while (false)
 
 using Bytes = std::vector<std::byte>;
 
@@ -214,7 +210,7 @@ TEST(RecordEngineSizing, NormalisedInputIsRefusedInRecordMode) {
 // ---- Kernel-level test of the key extraction ----------------------------------------------
 
 TEST(RecordKeyExtraction, KeyWordsMatchTheReference) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     Stream stream;
     for (const Case& c : cases()) {
         const FixedKeySpec fixed = fixed_key_spec(c.spec);
@@ -250,7 +246,7 @@ TEST(RecordKeyExtraction, KeyWordsMatchTheReference) {
 // ---- Engine tests -------------------------------------------------------------------------
 
 TEST(RecordEngine, SortsEveryFormatInBothOutputForms) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     const std::size_t sizes[] = {0, 1, 2, 7, 2500};
     for (const Case& c : cases()) {
         ChunkEngine engine(current_device(), fixed_key_spec(c.spec));
@@ -269,7 +265,7 @@ TEST(RecordEngine, SortsEveryFormatInBothOutputForms) {
 
 // Keys that are all equal: the output is the input in order (stability), for each key width.
 TEST(RecordEngine, EqualKeysKeepTheirInputOrder) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     for (const Case& c : cases()) {
         if (c.spec.record_size <= c.spec.normalized_bytes()) continue;  // no bytes to tell records apart
         const std::size_t n = 5000;
@@ -283,7 +279,7 @@ TEST(RecordEngine, EqualKeysKeepTheirInputOrder) {
 
 // Chunks whose records and entries span several staging pieces (64 MiB each).
 TEST(RecordEngine, ChunksOfSeveralStagingPieces) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     struct Large {
         KeySpec spec;
         std::size_t n;
@@ -318,7 +314,7 @@ TEST(RecordEngine, ChunksOfSeveralStagingPieces) {
 
 // Two slots sorting different chunks from two threads at once.
 TEST(RecordEngine, TwoSlotsFromTwoThreads) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     const KeySpec spec = spec_of(52, {"4:f32", "10:bytes:16:desc", "40:i64"});
     const std::size_t n = 200000;
     ChunkEngine engine(current_device(), fixed_key_spec(spec));
@@ -347,7 +343,7 @@ TEST(RecordEngine, TwoSlotsFromTwoThreads) {
 
 // The plain mode is untouched by the record mode: a quick check of i32 keys through the shared pipeline.
 TEST(RecordEngine, PlainModeStillSorts) {
-    SKIP_WITHOUT_GPU();
+    SKIP_WITHOUT_DEVICE();
     const std::size_t n = 17000000;  // 68 MB: two staging pieces
     std::vector<std::int32_t> keys(n);
     std::mt19937 random(3);
