@@ -5,23 +5,29 @@
 //                                becomes a failure; KIND is launch (cudaErrorLaunchFailure, the
 //                                default), memory (cudaErrorMemoryAllocation) or unavailable
 //                                (cudaErrorDevicesUnavailable)
-//   GPUSORT_CUDA_FAULT_LOG=FILE  at exit, the number of checked results is written to FILE
+//   GPUSORT_CUDA_FAULT_LOG=FILE  at exit, FILE gets the number of checked results on its first
+//                                line, then one line per result: its number and what it checked
+//                                ("12 cudaMemcpyAsync (chunk to the device)"), in number order
 #include "gpu/gpu_error.hpp"
 
 #ifdef GPUSORT_FAULT_INJECTION
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 #endif
 
 namespace gpusort::gpu {
 
 #ifndef GPUSORT_FAULT_INJECTION
 
-cudaError_t observe_cuda_result(cudaError_t code) noexcept { return code; }
+cudaError_t observe_cuda_result(cudaError_t code, const char*) noexcept { return code; }
 
 #else
 
@@ -32,6 +38,8 @@ struct CudaFaultPlan {
     cudaError_t error = cudaErrorLaunchFailure;
     std::string log;
     std::atomic<std::uint64_t> seen{0};
+    std::mutex mutex;  // guards `operations`
+    std::vector<std::pair<std::uint64_t, std::string>> operations;  // kept only when logging
 
     CudaFaultPlan() {
         if (const char* text = std::getenv("GPUSORT_CUDA_FAULT")) {
@@ -44,7 +52,11 @@ struct CudaFaultPlan {
         if (const char* path = std::getenv("GPUSORT_CUDA_FAULT_LOG")) log = path;
     }
     ~CudaFaultPlan() {
-        if (!log.empty()) std::ofstream(log) << seen.load() << "\n";
+        if (log.empty()) return;
+        std::sort(operations.begin(), operations.end());
+        std::ofstream out(log);
+        out << seen.load() << "\n";
+        for (const auto& [n, operation] : operations) out << n << " " << operation << "\n";
     }
 };
 
@@ -55,9 +67,16 @@ CudaFaultPlan& plan() {
 
 }  // namespace
 
-cudaError_t observe_cuda_result(cudaError_t code) noexcept {
+cudaError_t observe_cuda_result(cudaError_t code, const char* operation) noexcept {
     CudaFaultPlan& p = plan();
     const std::uint64_t n = ++p.seen;
+    if (!p.log.empty()) {
+        try {
+            const std::lock_guard lock(p.mutex);
+            p.operations.emplace_back(n, operation != nullptr ? operation : "?");
+        } catch (...) {  // out of memory: the log lacks this line, and the test that reads it fails
+        }
+    }
     return n == p.at && code == cudaSuccess ? p.error : code;
 }
 

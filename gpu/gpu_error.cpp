@@ -65,7 +65,7 @@ void throw_device_out_of_memory(cudaError_t code, std::size_t bytes_asked) {
 }
 
 void check_launch(const char* kernel_name) {
-    const cudaError_t code = observe_cuda_result(cudaGetLastError());
+    const cudaError_t code = observe_cuda_result(cudaGetLastError(), kernel_name);
     if (code != cudaSuccess) throw_cuda_error(code, std::string("launch of kernel ") + kernel_name);
 }
 

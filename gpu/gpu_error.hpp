@@ -29,12 +29,13 @@ std::string describe_cuda_error(cudaError_t code);
 // Throws GpuError("out of device memory ...") naming the size asked for and the device's free memory.
 [[noreturn]] void throw_device_out_of_memory(cudaError_t code, std::size_t bytes_asked);
 
-// Every CUDA result the GPU layer checks passes through here first. It returns `code`; in the
-// test-only build of gpu/cuda_result.cpp it can turn one chosen result into a failure.
-cudaError_t observe_cuda_result(cudaError_t code) noexcept;
+// Every CUDA result the GPU layer checks passes through here first, with what it checked. It
+// returns `code`; in the test-only build of gpu/cuda_result.cpp it can turn one chosen result
+// into a failure, and log what each result checked.
+cudaError_t observe_cuda_result(cudaError_t code, const char* operation) noexcept;
 
 inline void check_cuda(cudaError_t code, const char* operation) {
-    code = observe_cuda_result(code);
+    code = observe_cuda_result(code, operation);
     if (code != cudaSuccess) throw_cuda_error(code, operation);
 }
 

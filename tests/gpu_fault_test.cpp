@@ -1,10 +1,11 @@
-// CUDA errors at any point of a many-run GPU sort, through the test-only CUDA fault injector of
-// gpusort-file-faults (gpu/cuda_result.cpp): a clean run counts the checked CUDA results, then
-// one run per chosen point fails that result. The sort must end with one "gpusort-file: " line,
-// status 1, no OUTPUT (or the old one unchanged), INPUT intact and no temp file; never a hang.
-// With --backend auto a GPU that fails while it is set up gives a one-line notice and a correct
-// sort on the CPU. A device budget larger than the device shrinks to what the device has.
-// Skips where no GPU can be used.
+// CUDA errors at any point of a GPU sort, through the test-only CUDA fault injector of
+// gpusort-file-faults (gpu/cuda_result.cpp): a clean run counts the checked CUDA results (and logs
+// what each one checked), then one run per chosen point fails that result. The sorts: many runs
+// (keys, stdin, records), and a file sorted as one chunk, copied by the device from the file's map.
+// The sort must end with one "gpusort-file: " line, status 1, no OUTPUT (or the old one unchanged),
+// INPUT intact and no temp file; never a hang. With --backend auto a GPU that fails while it is set
+// up gives a one-line notice and a correct sort on the CPU. A device budget larger than the device
+// shrinks to what the device has. Skips where no GPU can be used.
 #include "cli_run.hpp"
 #include "scratch_dir.hpp"
 #include "gpu_skip.hpp"
@@ -16,6 +17,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
+#include <sstream>
 #include <random>
 #include <thread>
 
@@ -51,7 +54,22 @@ Result run_with_faults(const std::vector<std::string>& args, const std::string& 
     return result;
 }
 
-std::uint64_t read_count(const std::string& path) { return std::strtoull(read_text(path).c_str(), nullptr, 10); }
+// The fault log of a clean run: the number of checked results, and the numbers of those that
+// checked each operation.
+struct FaultLog {
+    std::uint64_t total = 0;
+    std::map<std::string, std::vector<std::uint64_t>> points;
+};
+
+FaultLog read_log(const std::string& path) {
+    FaultLog log;
+    std::istringstream in(read_text(path));
+    in >> log.total;
+    std::uint64_t n = 0;
+    std::string operation;
+    while (in >> n && std::getline(in >> std::ws, operation)) log.points[operation].push_back(n);
+    return log;
+}
 
 // The points to fail: the first few results (setting the device up), then points spread over
 // the whole sort.
@@ -69,6 +87,9 @@ struct Scenario {
     std::string name;
     std::vector<std::string> options;  // besides INPUT and OUTPUT
     bool from_stdin = false;
+    bool one_chunk = false;  // the clean run must sort one chunk (else many runs)
+    // Operations the clean run must check, each of whose results is failed too.
+    std::vector<std::string> must_reach = {};
 };
 
 // Sorts with every fault point of `scenario` and checks the guarantees after each.
@@ -84,20 +105,29 @@ void sweep(const Scenario& scenario, const std::string& input_bytes, const std::
     };
     const std::string stdin_path = scenario.from_stdin ? input : "";
 
-    // The clean run: correct, many runs, and the number of checked CUDA results.
+    // The clean run: correct, one chunk or many runs, and the checked CUDA results.
     Result clean = run_with_faults(args_for("gpu"), "", log, stdin_path);
     ASSERT_EQ(clean.exit_code(), 0) << scenario.name << ": " << clean.err;
     ASSERT_TRUE(read_text(output) == expected) << scenario.name << ": the clean run's output differs";
     const std::string report = read_text(stats);
-    ASSERT_EQ(report.find("\"runs\": 1,"), std::string::npos) << scenario.name << ": one run only: " << report;
-    const std::uint64_t total = read_count(log);
+    ASSERT_EQ(report.find("\"runs\": 1,") != std::string::npos, scenario.one_chunk) << scenario.name << ": " << report;
+    const FaultLog clean_log = read_log(log);
+    const std::uint64_t total = clean_log.total;
     ASSERT_GT(total, 50u) << scenario.name;
+    std::vector<std::uint64_t> points = fault_points(total);
+    for (const std::string& operation : scenario.must_reach) {
+        const auto found = clean_log.points.find(operation);
+        ASSERT_NE(found, clean_log.points.end()) << scenario.name << ": never checked " << operation;
+        points.insert(points.end(), found->second.begin(), found->second.end());
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
     std::filesystem::remove(output);
     std::filesystem::remove(stats);
     const std::set<std::string> before = dir.entries();
 
     const std::string old_output = "an existing output that must survive";
-    for (std::uint64_t point : fault_points(total)) {
+    for (std::uint64_t point : points) {
         for (bool existing : {false, true}) {
             const std::string what = scenario.name + ", CUDA result " + std::to_string(point) + " of " +
                                      std::to_string(total) + (existing ? ", OUTPUT existed" : "");
@@ -163,6 +193,19 @@ TEST(GpuFaults, CudaErrorAnywhereInAManyRunSortOfRecordsEndsCleanly) {
     sweep({"records file to file",
            {"--record-size", "24", "--key", "4:u32:be", "--key", "8:bytes:12", "--device-memory", "8M", "--memory",
             "16M"}},
+          input, sorted);
+}
+
+TEST(GpuFaults, CudaErrorAnywhereInAOneChunkSortCopiedFromTheFileEndsCleanly) {
+    SKIP_WITHOUT_GPU();
+    std::string sorted;
+    // 160 MiB: three pieces copied by the device from the file's map, each pinned and unpinned.
+    const std::string input = random_u64_bytes(std::size_t{20} << 20, 16, sorted);
+    sweep({"u64 file as one chunk",
+           {"--memory", "1G"},
+           false,
+           true,
+           {"cudaMemcpyAsync (chunk to the device, from its source)", "cudaHostUnregister (a chunk's source)"}},
           input, sorted);
 }
 
