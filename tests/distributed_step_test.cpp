@@ -3,7 +3,7 @@
 // budget in the exchange (src/distributed/exchange_memory.hpp): never more than the budget. The
 // ranks' notes (src/distributed/notes.hpp): each said once.
 #include "src/distributed/exchange_memory.hpp"
-#include "src/distributed/gpu_share.hpp"
+#include "src/distributed/host_share.hpp"
 #include "src/distributed/notes.hpp"
 #include "src/distributed/step.hpp"
 
@@ -137,6 +137,25 @@ TEST(GpuShare, RanksOfAHostShareItsGpusInTurn) {
     EXPECT_EQ(ranks_sharing_device(0, 8, 3), 3);  // ranks 0, 3 and 6 on GPU 0
     EXPECT_EQ(ranks_sharing_device(1, 4, 8), 1);  // more GPUs than ranks
     EXPECT_EQ(ranks_sharing_device(2, 4, 0), 4);  // no GPU: all of them
+}
+
+// Unbound ranks (each on all of the host's CPUs) take an equal share of them; ranks bound to CPUs
+// of their own take all of theirs, and leave the rest idle. Counted by hand.
+TEST(CpuShare, UnboundRanksOfAHostShareItsCpus) {
+    EXPECT_EQ(rank_threads(32, 32, 1), 32u);  // one rank: every CPU
+    EXPECT_EQ(rank_threads(32, 32, 2), 16u);  // two unbound ranks on 32 CPUs
+    EXPECT_EQ(rank_threads(32, 32, 3), 10u);
+    EXPECT_EQ(rank_threads(2, 2, 4), 1u);     // more ranks than CPUs: one thread each
+    EXPECT_EQ(rank_threads(16, 32, 2), 16u);  // bound to a socket each
+    EXPECT_EQ(rank_threads(1, 32, 2), 1u);    // bound to a core each
+    EXPECT_EQ(rank_threads(8, 64, 4), 8u);
+    EXPECT_EQ(rank_threads(24, 32, 2), 16u);  // overlapping bindings: the share, within the rank's CPUs
+    EXPECT_EQ(rank_threads(8, 64, 16), 4u);   // 16 ranks on CPUs of 8 overlapping in pairs
+    EXPECT_EQ(rank_threads(0, 0, 0), 1u);
+    EXPECT_TRUE(leaves_cpus_idle(1, 32, 2));
+    EXPECT_FALSE(leaves_cpus_idle(16, 32, 2));
+    EXPECT_FALSE(leaves_cpus_idle(32, 32, 2));
+    EXPECT_FALSE(leaves_cpus_idle(2, 2, 4));
 }
 
 // Each note once: rank 0's were said as they came, so only the others' that rank 0 did not have are

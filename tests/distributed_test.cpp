@@ -615,6 +615,37 @@ TEST(Distributed, RanksBoundToFewCpusSayHowToUseThemAll) {
     EXPECT_EQ(r.err, "");
 }
 
+// Unbound ranks of a host, each of which may run on all of its CPUs, take an equal share of them
+// (at least one thread); one rank takes them all; --threads is taken as given.
+TEST(Distributed, UnboundRanksShareTheHostsCpus) {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof cpus, &cpus), 0);
+    const int host = CPU_COUNT(&cpus);  // mpirun, started from here, may run on these
+    ScratchDir dir;
+    gen({"--count", "30000", "--seed", "15", dir / "in"});
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    const std::string expected = read_text(dir / "one");
+    auto threads_of_ranks = [&](int n, const std::vector<std::string>& options) {
+        std::vector<std::string> all = {"--oversubscribe", "--bind-to", "none", "-n", std::to_string(n), GPUSORT_MPI_BIN,
+                                        "--backend", "cpu", "--stats", "-"};
+        all.insert(all.end(), options.begin(), options.end());
+        all.insert(all.end(), {dir / "in", dir / "out"});
+        ::unlink((dir / "out").c_str());
+        const Result r = run(GPUSORT_MPIEXEC, all, allow_mpirun);
+        EXPECT_EQ(r.status(), 0) << r.err;
+        EXPECT_TRUE(read_text(dir / "out") == expected) << n << " ranks";
+        const auto stats = stats_of(r.err);
+        std::vector<int> threads;
+        for (const auto& [_, rank] : stats.get_child("per_rank")) threads.push_back(rank.get<int>("threads"));
+        return threads;
+    };
+    EXPECT_EQ(threads_of_ranks(1, {}), std::vector<int>{host});
+    EXPECT_EQ(threads_of_ranks(2, {}), std::vector<int>(2, std::max(1, host / 2)));
+    EXPECT_EQ(threads_of_ranks(3, {}), std::vector<int>(3, std::max(1, host / 3)));
+    EXPECT_EQ(threads_of_ranks(2, {"--threads", "3"}), std::vector<int>(2, 3));
+}
+
 // A small --memory cuts the exchange into many rounds (blocks of 1 to 2 MiB), whose buffers are
 // reused from round to round; the ranks' ranges are uneven in records, so they end their rounds
 // apart. A range that lies in one file is read through a map of it, and the records' parts (2

@@ -13,7 +13,7 @@
 #include "io/signal_cleanup.hpp"
 #include "io/temp_file.hpp"
 #include "src/distributed/exchange_memory.hpp"
-#include "src/distributed/gpu_share.hpp"
+#include "src/distributed/host_share.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
 #include "src/distributed/shared_runs.hpp"
@@ -201,6 +201,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // The classification of records runs on --threads threads, as the sort does.
     const unsigned threads = std::max(1u, sort.threads.value_or(default_threads()));
     const tbb::global_control thread_limit(tbb::global_control::max_allowed_parallelism, threads);
+    report.threads = threads;
 
     // The GPU's context, and the rank's share of its memory where ranks share it, on a thread of
     // their own while the ranks sample, count and exchange: the part's sort then finds it made.

@@ -79,6 +79,7 @@ struct DistributedReport {
     // exchange), or "sort" (one rank: the sort of its part read INPUT itself).
     std::string range_read = "sort";
     std::uint64_t memory_budget = 0;              // this rank's (--memory, or its share of the host's default)
+    unsigned threads = 0;                         // this rank's host threads (--threads, or its share of the host's CPUs)
     double imbalance = 0;                         // the largest part over the mean, less 1
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
     std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory

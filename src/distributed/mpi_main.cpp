@@ -8,6 +8,7 @@
 #include "src/cli/progress_line.hpp"
 #include "src/cli/option_values.hpp"
 #include "src/distributed/distributed_sort.hpp"
+#include "src/distributed/host_share.hpp"
 #include "src/distributed/notes.hpp"
 
 #include <mpi.h>
@@ -64,18 +65,23 @@ int local_ranks() {
     return 1;
 }
 
+// The CPUs that the ranks' launcher may run on: the host's, or what a container or a batch system
+// allots to the job.
+unsigned launcher_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const long cpus = ::sched_getaffinity(::getppid(), sizeof set, &set) == 0 ? CPU_COUNT(&set) : ::sysconf(_SC_NPROCESSORS_ONLN);
+    return static_cast<unsigned>(std::max(1L, cpus));
+}
+
 // Launchers bind ranks to CPUs (Open MPI binds each rank to one core when there are at most two),
 // and a rank's threads default to the CPUs it may run on: the ranks of a host may leave most of its
 // CPUs idle. Says so (and how to give them all) when the ranks of this host are bound to fewer
-// CPUs than their launcher may use (its own affinity: the host's, or what a container or a batch
-// system allots to the job) and --threads was not given.
+// CPUs than their launcher may use and --threads was not given.
 std::optional<std::string> idle_cpus_note(const SortOptions& sort) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const long host = ::sched_getaffinity(::getppid(), sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                                                : ::sysconf(_SC_NPROCESSORS_ONLN);
+    const unsigned host = launcher_cpus();
     const unsigned mine = default_threads();
-    if (sort.threads || host <= 0 || static_cast<long>(mine) * local_ranks() >= host) return std::nullopt;
+    if (sort.threads || !leaves_cpus_idle(mine, host, local_ranks())) return std::nullopt;
     return "this rank may run on " + std::to_string(mine) + " of the host's " + std::to_string(host) +
            " CPUs (the launcher bound it), so it uses " + std::to_string(mine) + " thread" + (mine == 1 ? "" : "s") +
            "; to let the ranks use every CPU, give mpirun --bind-to none (or a binding of several CPUs per rank)";
@@ -105,6 +111,7 @@ std::string rank_json(const DistributedReport& report, int rank) {
     out << "{\"rank\": " << rank << ", \"range_records\": " << report.range_records << ", \"range_read\": \""
         << report.range_read << "\", \"part_records\": " << part
         << ", \"memory_budget\": " << report.memory_budget
+        << ", \"threads\": " << report.threads
         << ", \"device_memory_budget\": " << (report.part.plan.device ? report.part.plan.device->budget_bytes : 0)
         << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
@@ -195,7 +202,8 @@ int main(int argc, char** argv) {
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
                              "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
                              "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"
-                             "GPU r mod the GPUs of its host. The options are those of gpusort-file:\n\n"
+                             "GPU r mod the GPUs of its host; without --threads, ranks that may all run on the host's CPUs\n"
+                             "(mpirun --bind-to none) take an equal share of them. The options are those of gpusort-file:\n\n"
                           << command.help_text;
         } else if (status == 0 && command.action == CliCommand::Action::version) {
             if (speaker) std::cout << "gpusort-mpi " << GPUSORT_VERSION << "\n";
@@ -226,6 +234,7 @@ int main(int argc, char** argv) {
             };
             if (speaker && options.sort.notice)
                 if (const auto note = idle_cpus_note(options.sort)) options.sort.notice(*note);
+            if (!options.sort.threads) options.sort.threads = rank_threads(default_threads(), launcher_cpus(), local_ranks());
             // Rank 0 draws the line (as gpusort-file: with --progress, or by default on a terminal):
             // its own progress through the job's steps, which every rank ends together.
             ProgressCounters counters;
