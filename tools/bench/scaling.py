@@ -92,8 +92,9 @@ def main():
     ap.add_argument("--work", help="where the data go (default: a temp folder, removed after)")
     ap.add_argument("--out", default="bench-results")
     ap.add_argument("--mpirun", default="mpirun --bind-to none",
-                    help="the launcher and its options, as one string (unbound, so that each rank's threads may use "
-                         "every CPU: Open MPI binds a rank to one core by default when there are at most two)")
+                    help="the launcher and its options, as one string (unbound, so that the ranks' threads may use "
+                         "every CPU, an equal share each: Open MPI binds a rank to one core by default when there "
+                         "are at most two)")
     ap.add_argument("--mpi-options", default="", help="options for gpusort-mpi alone, as one string")
     ap.add_argument("--mpi-tmpdir", default="/dev/shm" if os.path.isdir("/dev/shm") else "",
                     help="TMPDIR of the launcher: where Open MPI keeps its session folder")
