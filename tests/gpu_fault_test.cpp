@@ -21,6 +21,7 @@
 #include <sstream>
 #include <random>
 #include <thread>
+#include <utility>
 
 using namespace gpusort;
 using namespace gpusort::testing;
@@ -71,10 +72,11 @@ FaultLog read_log(const std::string& path) {
     return log;
 }
 
-// The points to fail: the first few results (setting the device up), then points spread over
-// the whole sort.
-std::vector<std::uint64_t> fault_points(std::uint64_t total) {
-    std::vector<std::uint64_t> points = {1, 2, 3, 5, 8, 13};
+// The points to fail: the first few results (setting the device up), points spread over the whole
+// sort, and `also`.
+std::vector<std::uint64_t> fault_points(std::uint64_t total, std::vector<std::uint64_t> also) {
+    std::vector<std::uint64_t> points = std::move(also);
+    points.insert(points.end(), {1, 2, 3, 5, 8, 13});
     for (int k = 1; k < 24; ++k) points.push_back(total * k / 24);
     points.push_back(total);
     std::sort(points.begin(), points.end());
@@ -114,14 +116,13 @@ void sweep(const Scenario& scenario, const std::string& input_bytes, const std::
     const FaultLog clean_log = read_log(log);
     const std::uint64_t total = clean_log.total;
     ASSERT_GT(total, 50u) << scenario.name;
-    std::vector<std::uint64_t> points = fault_points(total);
+    std::vector<std::uint64_t> reached;  // the results of the operations the sort must check
     for (const std::string& operation : scenario.must_reach) {
         const auto found = clean_log.points.find(operation);
         ASSERT_NE(found, clean_log.points.end()) << scenario.name << ": never checked " << operation;
-        points.insert(points.end(), found->second.begin(), found->second.end());
+        reached.insert(reached.end(), found->second.begin(), found->second.end());
     }
-    std::sort(points.begin(), points.end());
-    points.erase(std::unique(points.begin(), points.end()), points.end());
+    const std::vector<std::uint64_t> points = fault_points(total, std::move(reached));
     std::filesystem::remove(output);
     std::filesystem::remove(stats);
     const std::set<std::string> before = dir.entries();

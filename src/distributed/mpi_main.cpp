@@ -76,11 +76,9 @@ unsigned launcher_cpus() {
 
 // Launchers bind ranks to CPUs (Open MPI binds each rank to one core when there are at most two),
 // and a rank's threads default to the CPUs it may run on: the ranks of a host may leave most of its
-// CPUs idle. Says so (and how to give them all) when the ranks of this host are bound to fewer
-// CPUs than their launcher may use and --threads was not given.
-std::optional<std::string> idle_cpus_note(const SortOptions& sort) {
-    const unsigned host = launcher_cpus();
-    const unsigned mine = default_threads();
+// CPUs idle. Says so (and how to give them all) when the ranks of this host are bound to `mine` of
+// the `host` CPUs their launcher may use and --threads was not given.
+std::optional<std::string> idle_cpus_note(const SortOptions& sort, unsigned mine, unsigned host) {
     if (sort.threads || !leaves_cpus_idle(mine, host, local_ranks())) return std::nullopt;
     return "this rank may run on " + std::to_string(mine) + " of the host's " + std::to_string(host) +
            " CPUs (the launcher bound it), so it uses " + std::to_string(mine) + " thread" + (mine == 1 ? "" : "s") +
@@ -232,9 +230,10 @@ int main(int argc, char** argv) {
                 }
                 for (const std::string& line : unsaid_notes(notes_of_rank)) std::cerr << line << "\n";
             };
+            const unsigned mine = default_threads(), host = launcher_cpus();
             if (speaker && options.sort.notice)
-                if (const auto note = idle_cpus_note(options.sort)) options.sort.notice(*note);
-            if (!options.sort.threads) options.sort.threads = rank_threads(default_threads(), launcher_cpus(), local_ranks());
+                if (const auto note = idle_cpus_note(options.sort, mine, host)) options.sort.notice(*note);
+            if (!options.sort.threads) options.sort.threads = rank_threads(mine, host, local_ranks());
             // Rank 0 draws the line (as gpusort-file: with --progress, or by default on a terminal):
             // its own progress through the job's steps, which every rank ends together.
             ProgressCounters counters;
