@@ -756,7 +756,7 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     // A way that is neither is a bad command line.
     const Result r = mpi_sort(2, {"--exchange", "carrier-pigeon", dir / "in", dir / "many"});
     EXPECT_EQ(r.status(), 2) << r.err;
-    EXPECT_NE(r.err.find("--exchange takes runs, shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--exchange takes runs, gpu, shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
     // A value that is the next option: refused, as by gpusort-file.
     const Result swallowed = mpi_sort(2, {"--exchange", "--stats=-", dir / "in", dir / "many"});
@@ -775,6 +775,22 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
 // from INPUT, equal keys in input order, as the runs' order gives them). Where the sort
 // first cannot go (records with a key, --unique, --verify, a range across files of an --input-list,
 // a part beyond half the budget), the ranks take the sample sort, with the same bytes.
+// --exchange gpu where a rank has no GPU to exchange through (here the CPU backend): the ranks sort
+// first as with --exchange runs, and rank 0 says why, once.
+TEST(Distributed, TheExchangeThroughTheGpusWithoutOneSortsFirstAndSaysWhy) {
+    ScratchDir dir;
+    gen({"--count", "200001", "--seed", "33", dir / "in"});
+    ASSERT_EQ(file_sort({dir / "in", dir / "one"}).status(), 0);
+    const Result r = mpi_sort(2, {"--exchange", "gpu", "--stats", dir / "stats.json", dir / "in", dir / "out"});
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << "not the same bytes";
+    // Why: the CPU backend, or a build without GPUs, which says so first.
+    const std::string said = "gpusort-mpi: rank 0: note: the exchange through the GPUs cannot be used (rank 0: ";
+    const std::string then = "): the ranks sort first as with --exchange runs\n";
+    EXPECT_TRUE(r.err == said + "--backend cpu" + then || r.err == said + "this build has no GPU support" + then) << r.err;
+    EXPECT_EQ(stats_of(read_text(dir / "stats.json")).get<std::string>("exchange"), "runs");
+}
+
 TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
     ScratchDir dir;
     gen({"--count", "1000003", "--seed", "25", dir / "in"});
@@ -901,6 +917,70 @@ TEST(Distributed, ANoteOfEveryRankIsSaidOnce) {
 // memory), in one chunk and in many under a small --device-memory (merged on the device): the same
 // bytes as gpusort-file on the CPU, for whole-record keys of both orders, floats with NaNs and
 // infinities, records with key fields, gensort records and --unique.
+// --exchange gpu: each rank copies its pieces of every rank's sorted chunks from that rank's GPU
+// (gpu/peer_exchange.hpp). Small --device-memory budgets give many chunks and, where a rank receives
+// more than a chunk at once (two sorted copies of the same keys, one in each half of INPUT), several
+// runs from one chunk. Every key width, both orders, NaNs, skewed and equal keys: the bytes of
+// gpusort-file, parts within 5% of each other, and what crossed between the ranks counted.
+TEST(DistributedGpu, TheExchangeThroughTheGpusGivesTheBytesOfOneProcess) {
+    SKIP_WITHOUT_GPU();
+    ScratchDir dir;
+    struct Case {
+        std::string type, dist, device_memory;
+        bool descending;
+    };
+    const std::vector<Case> cases = {{"u64", "uniform", "2M", false},  {"u64", "zipf", "1M", true},
+                                     {"u64", "equal", "1M", false},    {"u64", "sorted", "1M", false},
+                                     {"u8", "uniform", "1M", false},   {"u16", "few-unique", "1M", true},
+                                     {"i32", "normal", "1M", true},    {"f32", "uniform", "1M", false},
+                                     {"f64", "uniform", "2M", true}};
+    for (const Case& c : cases) {
+        const std::string what = c.type + " " + c.dist + (c.descending ? " descending" : "") + " under --device-memory " + c.device_memory;
+        std::vector<std::string> g = {"--type", c.type, "--count", "1000003", "--dist", c.dist, "--seed", "31", dir / "in"};
+        if (c.type[0] == 'f') g.insert(g.begin(), "--special");
+        gen(g);
+        std::vector<std::string> key = {"--type", c.type};
+        if (c.descending) key.push_back("--descending");
+        std::vector<std::string> one = key;
+        one.insert(one.end(), {dir / "in", dir / "one"});
+        ASSERT_EQ(file_sort(one).status(), 0) << what;
+        for (int ranks = 2; ranks <= 3; ++ranks) {
+            std::vector<std::string> args = key;
+            args.insert(args.end(), {"--exchange", "gpu", "--device-memory", c.device_memory, "--stats", "-", dir / "in", dir / "out"});
+            const Result r = mpi_sort(ranks, args, "gpu");
+            ASSERT_EQ(r.status(), 0) << what << " on " << ranks << " ranks: " << r.err;
+            EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << what << " on " << ranks << " ranks: not the same bytes";
+            const auto stats = stats_of(r.err);
+            EXPECT_EQ(stats.get<std::string>("exchange"), "gpu") << what;
+            EXPECT_LT(stats.get<double>("imbalance"), 0.05) << what << " on " << ranks << " ranks";
+            std::uint64_t crossed = 0, sent = 0;
+            for (const auto& [_, mine] : stats.get_child("per_rank")) {
+                crossed += mine.get<std::uint64_t>("peer_bytes_read");
+                sent += mine.get<std::uint64_t>("exchange_bytes_sent");
+            }
+            EXPECT_EQ(crossed, sent) << what << ": what the ranks copied is what the others' chunks gave";
+            if (c.dist == "uniform") {
+                EXPECT_GT(crossed, 0u) << what;
+            }
+            ::unlink((dir / "out").c_str());
+        }
+        ::unlink((dir / "one").c_str());
+    }
+
+    // Two sorted copies of the same keys, one in each half: every rank's chunk falls in one part at
+    // a time, so a rank receives two chunks' worth at once and forms several runs of them.
+    gen({"--type", "u32", "--count", "500000", "--dist", "sorted", "--seed", "32", dir / "half"});
+    {
+        const std::string half = read_text(dir / "half");
+        std::ofstream(dir / "in", std::ios::binary) << half << half;
+    }
+    ASSERT_EQ(file_sort({"--type", "u32", dir / "in", dir / "one"}).status(), 0);
+    const Result r = mpi_sort(2, {"--type", "u32", "--exchange", "gpu", "--device-memory", "1M", "--stats", "-", dir / "in", dir / "out"}, "gpu");
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << "two sorted copies: not the same bytes";
+    EXPECT_LT(stats_of(r.err).get<double>("imbalance"), 0.05);
+}
+
 TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
     SKIP_WITHOUT_GPU();
     ScratchDir dir;

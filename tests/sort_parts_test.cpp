@@ -7,6 +7,8 @@
 #include "record_sort_cases.hpp"
 #include "src/output/sort_output.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <fcntl.h>
 #include <barrier>
 #include <functional>
@@ -281,6 +283,60 @@ TEST(SharedRuns, EachSortMergesItsPartOfEveryProcesssRuns) {
     }
 }
 
+// SharedRuns::formed, as gpusort-mpi --exchange gpu uses it: runs the caller formed itself (sorted
+// normalised keys, here u64 ascending, which are their own normal form; one of them empty) are merged
+// into the part, with no run formed and the input not read; every byte of the part is told written once.
+TEST(SharedRuns, MergesRunsTheCallerFormed) {
+    std::mt19937_64 rng(12);
+    const std::vector<std::uint64_t> sizes = {9000, 1, 0, 17000, 5000, 12345};
+    std::vector<std::uint64_t> keys;
+    for (const std::uint64_t n : sizes) {
+        std::vector<std::uint64_t> run(n);
+        for (std::uint64_t& key : run) key = rng() % 3000;
+        std::sort(run.begin(), run.end());
+        keys.insert(keys.end(), run.begin(), run.end());
+    }
+    std::vector<std::byte> runs(keys.size() * 8), part(keys.size() * 8);
+    std::memcpy(runs.data(), keys.data(), runs.size());
+    std::vector<std::uint64_t> expected = keys;
+    std::sort(expected.begin(), expected.end());
+    SortOptions options = cpu_sort(std::nullopt, false, false);
+    options.max_run_records = 7000;
+    options.input = "runs";
+    options.output = "part";
+    // An input of the part's size that is not the runs: had the sort formed runs of it, the part would be zeros.
+    const std::vector<std::byte> zeros(runs.size(), std::byte{0});
+    options.input_memory = std::span<const std::byte>(zeros);
+    std::vector<std::uint64_t> gathered;
+    std::vector<int> told(keys.size(), 0);
+    SharedRuns shared;
+    shared.runs = runs;
+    shared.part = part;
+    shared.formed = sizes;
+    shared.gather = [&](std::span<const std::uint64_t> mine) {
+        gathered.assign(mine.begin(), mine.end());
+        std::vector<std::span<const std::byte>> every;
+        std::uint64_t at = 0;
+        for (const std::uint64_t n : mine) {
+            every.push_back(std::span<const std::byte>(runs).subspan(at * 8, n * 8));
+            at += n;
+        }
+        return every;
+    };
+    shared.written = [&](std::uint64_t offset, std::uint64_t bytes) {
+        for (std::uint64_t i = offset / 8; i < (offset + bytes) / 8; ++i) ++told[i];
+    };
+    options.shared_runs = shared;
+    const SortReport report = sort_file(options);
+    EXPECT_EQ(gathered, sizes);
+    EXPECT_EQ(report.runs, sizes.size());
+    EXPECT_EQ(report.output_records, keys.size());
+    std::vector<std::uint64_t> merged(keys.size());
+    std::memcpy(merged.data(), part.data(), part.size());
+    EXPECT_TRUE(merged == expected) << "the part is not the runs merged";
+    EXPECT_TRUE(std::all_of(told.begin(), told.end(), [](int n) { return n == 1; })) << "a byte of the part not told written once";
+}
+
 // Shared runs hold whole-record keys of an input of known size: records with a key, --unique and
 // --verify are refused before anything is read.
 TEST(SharedRuns, RefusesWhatItCannotMerge) {
@@ -290,10 +346,14 @@ TEST(SharedRuns, RefusesWhatItCannotMerge) {
     options.output = "part";
     options.input_memory = std::span<const std::byte>(data);
     bool gathered = false;
-    options.shared_runs = SharedRuns{runs, part, 0, [&](std::span<const std::uint64_t>) {
-                                         gathered = true;
-                                         return std::vector<std::span<const std::byte>>{};
-                                     }};
+    SharedRuns shared;
+    shared.runs = runs;
+    shared.part = part;
+    shared.gather = [&](std::span<const std::uint64_t>) {
+        gathered = true;
+        return std::vector<std::span<const std::byte>>{};
+    };
+    options.shared_runs = shared;
     for (const std::string what : {"records", "unique", "verify"}) {
         SortOptions refused = options;
         if (what == "records") refused.records = KeySpec{8, {KeyField{0, false, 8, KeyType::u64, false, false}}};

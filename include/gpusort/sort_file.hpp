@@ -49,6 +49,13 @@ struct SharedRuns {
     // returns every process's runs, this one's included, in the order ties go (an earlier run's first).
     // The input is not read after it is called (its memory may go).
     std::function<std::vector<std::span<const std::byte>>(std::span<const std::uint64_t> run_records)> gather;
+    // Set where the caller formed the runs in `runs` itself (their records, in order): the sort
+    // then reads no input, and gathers and merges at once.
+    std::optional<std::vector<std::uint64_t>> formed;
+    // Optional: told of the bytes [offset, offset + size) of `part` merged, once each (where the
+    // caller releases a map's written pages behind the merge): a merge on the device tells of each
+    // slice as it is written, a merge on the host of the whole part when it ends.
+    std::function<void(std::uint64_t offset, std::uint64_t size)> written;
 };
 
 struct SortOptions {

@@ -1,5 +1,6 @@
 // distributed_sort: on one host, the sort of each range into runs that the ranks share, each rank
-// merging its part of them into its place in OUTPUT; else samples and splitters, the counted
+// merging its part of them into its place in OUTPUT (or, with --exchange gpu, runs of each rank's
+// part formed of pieces copied between the GPUs, merged into place); else samples and splitters, the counted
 // exchange into memory or a temp file, and the sort of each part with sort_file straight into its
 // place in OUTPUT (with --unique, into a temp file, whose kept records are then copied there).
 #include "src/distributed/distributed_sort.hpp"
@@ -13,6 +14,7 @@
 #include "io/signal_cleanup.hpp"
 #include "io/temp_file.hpp"
 #include "src/distributed/exchange_memory.hpp"
+#include "src/distributed/gpu_runs.hpp"
 #include "src/distributed/host_share.hpp"
 #include "src/distributed/input_files.hpp"
 #include "src/distributed/key_points.hpp"
@@ -259,8 +261,38 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // system reserves space.
     // This rank's range, through a map of INPUT where it lies in one file (made once, for either way).
     std::unique_ptr<io::FileMapping> range_map;
+    // The exchange through the GPUs (--exchange gpu: the splitters of step 2, then the branch
+    // "if (gpu_runs)" of step 5), where every rank is on this host with a GPU of its own or a share,
+    // the keys are whole records, INPUT holds some, every rank's range lies in one file and its part
+    // (about as large) in half its budget, and OUTPUT's file system reserves space; else the ranks
+    // sort first as below.
+    bool gpu_runs = false;
+    if (!whole_input && options.exchange == "gpu") {
+        std::string refused;
+        step([&] {
+            if (ranks.host_size() != p) refused = "the ranks are not all on one host";
+            else if (sort.records || sort.unique || sort.verify) refused = "it takes whole-record keys, without --unique or --verify";
+            else if (all_records == 0) refused = "INPUT holds no record";
+            else if (refused = gpu_exchange_refused(sort); !refused.empty()) return;
+            else if (records * width > budget / 2) refused = "a range is larger than half the rank's memory budget";
+            else if (rank == 0 && !output_folder_reserves(sort.output)) refused = "OUTPUT's file system does not reserve space";
+            else if (records > 0 && !(range_map = input.map(first * width, records * width))) refused = "a range lies across files";
+        });
+        ranks.agree(step.failure());
+        const std::vector<std::string> every = ranks.all_gather(refused);
+        gpu_runs = std::all_of(every.begin(), every.end(), [](const std::string& why) { return why.empty(); });
+        if (!gpu_runs && rank == 0 && sort.notice)
+            for (int s = 0; s < p; ++s)
+                if (!every[static_cast<std::size_t>(s)].empty()) {
+                    sort.notice("the exchange through the GPUs cannot be used (rank " + std::to_string(s) + ": " +
+                                every[static_cast<std::size_t>(s)] + "): the ranks sort first as with --exchange runs");
+                    break;
+                }
+        report.exchange = gpu_runs ? "gpu" : "runs";
+        if (gpu_runs) report.range_read = "map";
+    }
     bool runs = false;
-    if (!whole_input && options.exchange == "runs") {
+    if (!whole_input && !gpu_runs && (options.exchange == "runs" || options.exchange == "gpu")) {
         bool fits = false;
         step([&] {
             if (ranks.host_size() != p || sort.records || sort.unique || sort.verify) return;
@@ -288,30 +320,52 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         seconds = seconds_since(step_start);
         step_start = Clock::now();
     };
-    if (!whole_input && !runs) {
-        // 2. Samples and splitters.
-        std::vector<KeyPoint> splitters;
-        std::optional<PartFinder> finder;
-        {
-            std::vector<std::byte> packed;
-            step([&] {
-                std::vector<std::byte> record(width);
-                for (const std::uint64_t index : regular_sample_indexes(records, samples_per_rank(p))) {
-                    input.read((first + index) * width, record);
-                    packed.resize(packed.size() + reader->packed_bytes());
-                    reader->pack(reader->point(record.data(), first + index), packed.data() + packed.size() - reader->packed_bytes());
-                }
-            });
-            ranks.agree(step.failure());
-            const std::vector<std::byte> all = ranks.all_gather(packed);
-            std::vector<KeyPoint> samples;
-            for (std::size_t at = 0; at + reader->packed_bytes() <= all.size(); at += reader->packed_bytes())
-                samples.push_back(reader->unpack(all.data() + at));
-            splitters = choose_splitters(std::move(samples), static_cast<std::size_t>(p), *reader);
-            report.splitters = splitters.size();
-            finder.emplace(spec, splitters);
-        }
+    // 2. Samples and splitters (the same on every rank).
+    auto take_splitters = [&] {
+        std::vector<std::byte> packed;
+        step([&] {
+            std::vector<std::byte> record(width);
+            for (const std::uint64_t index : regular_sample_indexes(records, samples_per_rank(p))) {
+                input.read((first + index) * width, record);
+                packed.resize(packed.size() + reader->packed_bytes());
+                reader->pack(reader->point(record.data(), first + index), packed.data() + packed.size() - reader->packed_bytes());
+            }
+        });
+        ranks.agree(step.failure());
+        const std::vector<std::byte> all = ranks.all_gather(packed);
+        std::vector<KeyPoint> samples;
+        for (std::size_t at = 0; at + reader->packed_bytes() <= all.size(); at += reader->packed_bytes())
+            samples.push_back(reader->unpack(all.data() + at));
+        std::vector<KeyPoint> splitters = choose_splitters(std::move(samples), static_cast<std::size_t>(p), *reader);
+        report.splitters = splitters.size();
         end_step(report.step_seconds.samples);
+        return splitters;
+    };
+    // The exchange through the GPUs: the splitters' raw keys (read where they lie in INPUT), and room
+    // for the runs of the largest part this rank could receive (only what it receives is touched).
+    // The runs are formed in step 5, once OUTPUT is made; until then the parts are the ranges.
+    std::vector<std::byte> splitter_keys;
+    std::vector<std::uint64_t> splitter_positions;
+    io::HostBuffer gpu_runs_memory;
+    if (gpu_runs) {
+        const std::vector<KeyPoint> splitters = take_splitters();
+        step([&] {
+            splitter_keys.resize(splitters.size() * width);
+            for (std::size_t j = 0; j < splitters.size(); ++j) {
+                input.read(splitters[j].position * width, std::span<std::byte>(splitter_keys.data() + j * width, width));
+                splitter_positions.push_back(splitters[j].position);
+            }
+            gpu_runs_memory = io::HostBuffer(static_cast<std::size_t>(all_records * width));
+        });
+        ranks.agree(step.failure());
+        report.part_records.clear();
+        for (int s = 0; s < p; ++s)
+            report.part_records.push_back(range_first(all_records, s + 1, p) - range_first(all_records, s, p));
+    }
+    if (!whole_input && !runs && !gpu_runs) {
+        const std::vector<KeyPoint> splitters = take_splitters();
+        std::optional<PartFinder> finder;
+        finder.emplace(spec, splitters);
 
         // 3. The counted exchange: every record of the range goes to the rank of its part.
         // The range is read through a map of INPUT where it lies in one file: the counting pass and
@@ -626,8 +680,9 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             {
                 std::optional<io::ReleaseBehind> released;
                 if (own->mapping()) released.emplace(*own->mapping(), kReleasePieceBytes);
-                const SortOutput region(MappedFile{own->bytes().data(), own->bytes().size()}, progress,
-                                        released ? &*released : nullptr);
+                SortOutput::Written written;
+                if (released) written = [&released](std::uint64_t offset, std::uint64_t size) { released->written(offset, size); };
+                const SortOutput region(MappedFile{own->bytes().data(), own->bytes().size()}, progress, written);
                 io::for_each_piece(std::span<const std::byte>(merged.data(), merged.size()), width,
                                    std::min(kReleasePieceBytes, io::progress_piece_bytes(progress != nullptr, threads, merged.size())),
                                    [&](std::size_t offset, std::span<const std::byte> piece) { region.write(offset, piece); });
@@ -641,6 +696,80 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         ranks.agree(step.failure());
         range_map.reset();
         report.output_records = all_records;
+    } else if (gpu_runs) {
+        // This rank's runs formed with the exchange through the GPUs, while the pages of its share of
+        // OUTPUT are faulted in: its range's region and a sixty-fourth of it on either side, where its
+        // part will lie within the splitters' imbalance. Then its runs (its part) merged straight into
+        // their place in OUTPUT, the written pages released behind the merge.
+        const std::uint64_t slack = options.partitioned ? 0 : records * width / 64;
+        const std::uint64_t range_at = options.partitioned ? 0 : first * width;
+        const std::uint64_t region_at = range_at > slack ? range_at - slack : 0;
+        const std::uint64_t region_end = options.partitioned ? 0 : std::min(all_records * width, range_at + records * width + slack);
+        std::optional<OwnRuns> region;
+        step([&] { region.emplace(target, region_at, region_end - region_at, std::max(1u, threads / 2)); });
+        ranks.agree(step.failure());
+        if (progress) progress->start_phase(ProgressPhase::exchanging, records * width);
+        GpuRuns exchanged;
+        step([&] {
+            exchanged = form_runs_through_gpus(
+                sort, device_budget, ranks,
+                range_map ? std::span<const std::byte>(range_map->data(), range_map->size()) : std::span<const std::byte>(), first,
+                splitter_keys, splitter_positions, std::span<std::byte>(gpu_runs_memory.data(), gpu_runs_memory.size()));
+            if (progress) progress->add(records * width);
+        });
+        ranks.agree(step.failure());
+        range_map.reset();
+        std::uint64_t received = 0;
+        for (const std::uint64_t n : exchanged.run_records) received += n;
+        report.part_records = ranks.all_gather(std::span<const std::uint64_t>(&received, 1));
+        part = received;
+        report.imbalance = imbalance_of(report.part_records);
+        report.peer_bytes_read = exchanged.peer_bytes;
+        report.exchange_bytes_sent = exchanged.sent_bytes;
+        report.step_seconds.transfer = exchanged.pull_seconds;
+        end_step(report.step_seconds.exchange);
+
+        const auto [offset, total] = part_offset_total(report.part_records, rank);
+        const std::uint64_t part_at = options.partitioned ? 0 : offset * width, part_bytes = part * width;
+        // A part beyond the region faulted in (an imbalance larger than its margin) is mapped on its own.
+        const bool outside = part_at < region_at || part_at + part_bytes > region_end;
+        const std::uint64_t map_at = outside ? part_at : region_at;
+        step([&] {
+            if (outside) region.emplace(target, part_at, part_bytes, 0);
+            if (part == 0) return;
+            const std::span<std::byte> runs_bytes(gpu_runs_memory.data(), static_cast<std::size_t>(part_bytes));
+            constexpr std::size_t kReleasePieceBytes = std::size_t{1} << 30;
+            std::optional<io::ReleaseBehind> released;
+            released.emplace(*region->mapping(), kReleasePieceBytes);
+            released->written(0, part_at - map_at);  // the bytes before the part are not this rank's to write
+            SharedRuns given;
+            given.runs = runs_bytes;
+            given.part = region->bytes().subspan(static_cast<std::size_t>(part_at - map_at), static_cast<std::size_t>(part_bytes));
+            given.formed = exchanged.run_records;
+            given.gather = [&](std::span<const std::uint64_t> sizes) {
+                std::vector<std::span<const std::byte>> every;
+                std::size_t at = 0;
+                for (const std::uint64_t n : sizes) {
+                    every.push_back(runs_bytes.subspan(at, static_cast<std::size_t>(n * width)));
+                    at += static_cast<std::size_t>(n * width);
+                }
+                return every;
+            };
+            given.written = [&released, shift = part_at - map_at](std::uint64_t at, std::uint64_t size) {
+                released->written(shift + at, size);
+            };
+            local.input_memory = runs_bytes;
+            local.memory_bytes = std::max(kMinMemoryBudget, budget - part_bytes);
+            local.shared_runs = given;
+            report.part = sort_file(local);
+            released.reset();
+            gpu_runs_memory = io::HostBuffer();
+            region.reset();
+            if (sort.sync) target.sync_data();
+        });
+        ranks.agree(step.failure());
+        report.output_records = total;
+        end_step(report.step_seconds.sort);
     } else if (!sort.unique) {
         const auto [offset, total] = part_offset_total(report.part_records, rank);
         step([&] {

@@ -30,7 +30,12 @@
 // reading the others' runs in its merge, plus one copy. Where a range lies across files of an
 // --input-list or its part would not fit in half the rank's budget, the ranks take steps 2 to 5.
 // --exchange shared takes them always; --exchange messages takes them with MPI messages between the
-// ranks of a host too.
+// ranks of a host too. --exchange gpu (every rank of one host on a GPU, whole-record keys): after
+// step 2, each rank sorts its range a chunk at a time on its GPU, cuts each chunk at the splitters,
+// and copies its piece of every rank's chunk from that rank's GPU into runs of its own
+// (gpu_runs.hpp); then it merges its runs straight into its place in OUTPUT, whose pages it faulted
+// in meanwhile. Where that cannot be (no GPU, a range across files, ...), rank 0 says why and the
+// ranks sort first as with --exchange runs.
 // A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left;
 // a rank that dies leaves none either (the others, ended by the launcher, remove what it named).
 #pragma once
@@ -49,7 +54,7 @@ struct DistributedOptions {
     SortOptions sort;          // INPUT, OUTPUT, the key, the budgets and the backend of each rank
     bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
     bool input_list = false;   // sort.input names a list of files (--input-list), sorted as one INPUT
-    // How the records reach their parts (--exchange): "runs", "shared" or "messages" (above).
+    // How the records reach their parts (--exchange): "runs", "gpu", "shared" or "messages" (above).
     std::string exchange = "runs";
     int local_rank = 0;        // this rank among the ranks of its host, as the launcher says
     int local_ranks = 1;       // the ranks of its host

@@ -1,6 +1,6 @@
 // gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
 // gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned, --input-list FILE (in place of
-// INPUT) and --exchange runs|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
+// INPUT) and --exchange runs|gpu|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
@@ -102,6 +102,13 @@ std::string job_summary(const DistributedReport& report, int ranks) {
 }
 
 // This rank's figures, as one JSON object of the "per_rank" list.
+// The rate at which this rank read the other ranks' records: over its merge where it read their
+// runs where they lie, over the copies between the GPUs where it copied its pieces from them.
+double peer_read_rate(const DistributedReport& report) {
+    const double seconds = report.exchange == "gpu" ? report.step_seconds.transfer : report.part.times.merge;
+    return seconds > 0 ? static_cast<double>(report.peer_bytes_read) / seconds / 1e9 : 0;
+}
+
 std::string rank_json(const DistributedReport& report, int rank) {
     const auto& t = report.step_seconds;
     const std::uint64_t part = report.part_records.empty() ? 0 : report.part_records[static_cast<std::size_t>(rank)];
@@ -117,7 +124,7 @@ std::string rank_json(const DistributedReport& report, int rank) {
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
         << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
         << ", \"peer_bytes_read\": " << report.peer_bytes_read << ", \"peer_read_gb_per_s\": "
-        << (report.part.times.merge > 0 ? report.peer_bytes_read / report.part.times.merge / 1e9 : 0)
+        << peer_read_rate(report)
         << ", \"seconds\": {\"samples\": " << t.samples << ", \"counting\": " << t.counting
         << ", \"exchange\": " << t.exchange << ", \"transfer\": " << t.transfer << ", \"sort\": " << t.sort
         << ", \"output\": " << t.output << ", \"total\": " << report.seconds << "}"
@@ -172,8 +179,8 @@ int main(int argc, char** argv) {
                 args.insert(args.begin(), *list);
             }
             if (const auto exchange = take_option(args, "--exchange")) {
-                if (*exchange != "runs" && *exchange != "shared" && *exchange != "messages")
-                    throw std::invalid_argument("--exchange takes runs, shared or messages, not '" + *exchange + "'");
+                if (*exchange != "runs" && *exchange != "gpu" && *exchange != "shared" && *exchange != "messages")
+                    throw std::invalid_argument("--exchange takes runs, gpu, shared or messages, not '" + *exchange + "'");
                 options.exchange = *exchange;
             }
             io::install_signal_cleanup();
@@ -195,8 +202,10 @@ int main(int argc, char** argv) {
                              "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
                              "The ranks of one host sort their ranges first, into runs in OUTPUT, and each merges its part\n"
                              "of all the runs where they lie (--exchange runs, the default, for whole-record keys); with\n"
-                             "--exchange shared, they send the records to their parts through shared memory and sort\n"
-                             "after; with --exchange messages, by MPI messages alone (as between hosts).\n"
+                             "--exchange gpu, each copies its pieces of every rank's sorted chunks from that rank's GPU\n"
+                             "into runs of its own and merges them into OUTPUT; with --exchange shared, they send the\n"
+                             "records to their parts through shared memory and sort after; with --exchange messages, by\n"
+                             "MPI messages alone (as between hosts).\n"
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
                              "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
                              "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"

@@ -19,6 +19,7 @@
 #include "src/verify/file_verifier.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -68,9 +69,11 @@ struct PositionalFile {
 class SortOutput {
 public:
     using Destination = std::variant<MappedFile, PositionalFile, StreamOutput*>;
-    // `released`: where a map's written pages are released behind the writes (a file's map only).
-    SortOutput(Destination destination, ProgressCounters* progress, io::ReleaseBehind* released = nullptr)
-        : destination_(destination), progress_(progress), released_(released) {}
+    // Told of the bytes [offset, offset + size) written, as they are (where a map's written pages
+    // are released behind the writes: io::ReleaseBehind).
+    using Written = std::function<void(std::uint64_t offset, std::uint64_t size)>;
+    SortOutput(Destination destination, ProgressCounters* progress, Written written = {})
+        : destination_(destination), progress_(progress), written_(std::move(written)) {}
 
     const Destination& destination() const { return destination_; }
     ProgressCounters* progress() const { return progress_; }
@@ -78,11 +81,15 @@ public:
     bool sequential() const { return std::holds_alternative<StreamOutput*>(destination_); }
     // Bytes [offset, offset + size) of the output (on a stream: the next bytes).
     void write(std::uint64_t offset, std::span<const std::byte> bytes) const;
+    // Bytes [offset, offset + size) of a map were written straight into its memory, not through write().
+    void written_in_place(std::uint64_t offset, std::uint64_t size) const {
+        if (written_) written_(offset, size);
+    }
 
 private:
     Destination destination_;
     ProgressCounters* progress_;
-    io::ReleaseBehind* released_;
+    Written written_;
 };
 
 struct OutputOptions {

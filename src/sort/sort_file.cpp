@@ -369,6 +369,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
         const KeyOrder order = job.order;
         if (!normalization_is_identity(order)) target.restore = [order](std::span<T> keys) { denormalize_keys(keys, order); };
         merge_runs<T>(runs, target, plan);
+        if (std::holds_alternative<MappedFile>(output.destination())) output.written_in_place(0, records * sizeof(T));
     }
 }
 
@@ -461,12 +462,14 @@ void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
         throw std::logic_error("shared runs: the memory given does not fit the runs or whole records");
     with_key_width(planned.width, [&](auto key) {
         using T = decltype(key);
-        const SortOutput output(MappedFile{shared.part.data(), shared.part.size()}, job.progress);
+        const SortOutput output(MappedFile{shared.part.data(), shared.part.size()}, job.progress, shared.written);
         // The part's fresh pages are faulted in from the start of run formation, ahead of the merge.
         const std::optional<OutputPrefault> prefault = prefault_for_merge(job, output);
         job.phase(ProgressPhase::sorting, report.bytes);
         std::vector<std::uint64_t> sizes;
-        {
+        if (shared.formed) {
+            sizes = *shared.formed;
+        } else {
             auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
             const std::vector<SortedRun<T>> own = form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir,
                                                                report.times, job.progress, shared.runs);
@@ -491,8 +494,9 @@ void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
                 pieces.push_back(sampled_run_in_memory<T>(runs[i].data() + from[i] * sizeof(T), to[i] - from[i], plan.sample_stride));
         }
         // A merge on the device sorts slices of up to a chunk in two slots, for which a sorter that
-        // formed fewer than two runs (a range of one chunk or none) was not prepared.
-        if (plan.merge_on_device && sizes.size() < 2) planned.sorter->prepare(plan.device_merge_slots, plan.run_records, plan.chunk_memory);
+        // formed fewer than two runs (a range of one chunk or none), or none, was not prepared.
+        if (plan.merge_on_device && (sizes.size() < 2 || shared.formed))
+            planned.sorter->prepare(plan.device_merge_slots, plan.run_records, plan.chunk_memory);
         merge_into_output<T>(job, pieces, records, output);
         report.runs = sizes.size();  // formed here (the merge took pieces of every process's)
     });
