@@ -148,6 +148,19 @@ void scatter(std::span<const std::byte> block, std::span<const PartIndex> parts,
     });
 }
 
+// The runs of `records` records each, one after the other in `memory` (keys of `width` bytes).
+std::vector<std::span<const std::byte>> runs_in(std::span<const std::byte> memory, std::span<const std::uint64_t> records,
+                                                std::size_t width) {
+    std::vector<std::span<const std::byte>> runs;
+    std::uint64_t offset = 0;
+    for (const std::uint64_t n : records) {
+        if ((offset + n) * width > memory.size()) throw std::logic_error("a rank's runs are larger than their memory");
+        runs.push_back(memory.subspan(static_cast<std::size_t>(offset * width), static_cast<std::size_t>(n * width)));
+        offset += n;
+    }
+    return runs;
+}
+
 // The records before `rank`'s part and in all parts, from the records of each part.
 std::pair<std::uint64_t, std::uint64_t> part_offset_total(const std::vector<std::uint64_t>& parts, int rank) {
     std::uint64_t before = 0, total = 0;
@@ -632,19 +645,17 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             const std::uint64_t count = sizes.size();
             counts = ranks.all_gather(std::span<const std::uint64_t>(&count, 1));
             const std::vector<std::byte> all = ranks.all_gather(std::as_bytes(sizes));
+            std::vector<std::uint64_t> records(all.size() / sizeof(std::uint64_t));
+            std::memcpy(records.data(), all.data(), records.size() * sizeof(std::uint64_t));
             std::vector<std::span<const std::byte>> every;
-            std::size_t at = 0;  // run sizes read from `all`
+            std::size_t at = 0;  // runs of the ranks before
             for (int s = 0; s < p; ++s) {
                 const std::span<const std::byte> memory =
                     s == rank ? std::span<const std::byte>(own->bytes()) : peers[static_cast<std::size_t>(s)].bytes();
-                std::uint64_t offset = 0;
-                for (std::uint64_t r = 0; r < counts[static_cast<std::size_t>(s)]; ++r, ++at) {
-                    std::uint64_t n = 0;
-                    std::memcpy(&n, all.data() + at * sizeof n, sizeof n);
-                    if ((offset + n) * width > memory.size()) throw std::logic_error("a rank's runs are not the size of its range");
-                    every.push_back(memory.subspan(static_cast<std::size_t>(offset * width), static_cast<std::size_t>(n * width)));
-                    offset += n;
-                }
+                const std::size_t count = static_cast<std::size_t>(counts[static_cast<std::size_t>(s)]);
+                for (const std::span<const std::byte> run : runs_in(memory, std::span<const std::uint64_t>(records).subspan(at, count), width))
+                    every.push_back(run);
+                at += count;
             }
             return every;
         };
@@ -680,9 +691,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             {
                 std::optional<io::ReleaseBehind> released;
                 if (own->mapping()) released.emplace(*own->mapping(), kReleasePieceBytes);
-                SortOutput::Written written;
-                if (released) written = [&released](std::uint64_t offset, std::uint64_t size) { released->written(offset, size); };
-                const SortOutput region(MappedFile{own->bytes().data(), own->bytes().size()}, progress, written);
+                const SortOutput region(MappedFile{own->bytes().data(), own->bytes().size()}, progress,
+                                        released ? release_behind(*released) : SortOutput::Written());
                 io::for_each_piece(std::span<const std::byte>(merged.data(), merged.size()), width,
                                    std::min(kReleasePieceBytes, io::progress_piece_bytes(progress != nullptr, threads, merged.size())),
                                    [&](std::size_t offset, std::span<const std::byte> piece) { region.write(offset, piece); });
@@ -746,18 +756,8 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             given.runs = runs_bytes;
             given.part = region->bytes().subspan(static_cast<std::size_t>(part_at - map_at), static_cast<std::size_t>(part_bytes));
             given.formed = exchanged.run_records;
-            given.gather = [&](std::span<const std::uint64_t> sizes) {
-                std::vector<std::span<const std::byte>> every;
-                std::size_t at = 0;
-                for (const std::uint64_t n : sizes) {
-                    every.push_back(runs_bytes.subspan(at, static_cast<std::size_t>(n * width)));
-                    at += static_cast<std::size_t>(n * width);
-                }
-                return every;
-            };
-            given.written = [&released, shift = part_at - map_at](std::uint64_t at, std::uint64_t size) {
-                released->written(shift + at, size);
-            };
+            given.gather = [&](std::span<const std::uint64_t> sizes) { return runs_in(runs_bytes, sizes, width); };
+            given.written = release_behind(*released, part_at - map_at);
             local.input_memory = runs_bytes;
             local.memory_bytes = std::max(kMinMemoryBudget, budget - part_bytes);
             local.shared_runs = given;

@@ -101,7 +101,6 @@ std::string job_summary(const DistributedReport& report, int ranks) {
     return text;
 }
 
-// This rank's figures, as one JSON object of the "per_rank" list.
 // The rate at which this rank read the other ranks' records: over its merge where it read their
 // runs where they lie, over the copies between the GPUs where it copied its pieces from them.
 double peer_read_rate(const DistributedReport& report) {
@@ -109,6 +108,7 @@ double peer_read_rate(const DistributedReport& report) {
     return seconds > 0 ? static_cast<double>(report.peer_bytes_read) / seconds / 1e9 : 0;
 }
 
+// This rank's figures, as one JSON object of the "per_rank" list.
 std::string rank_json(const DistributedReport& report, int rank) {
     const auto& t = report.step_seconds;
     const std::uint64_t part = report.part_records.empty() ? 0 : report.part_records[static_cast<std::size_t>(rank)];

@@ -92,6 +92,12 @@ private:
     Written written_;
 };
 
+// What releases a map's written pages behind the writes: the bytes written at `offset` of an output
+// are at `shift + offset` of the map.
+inline SortOutput::Written release_behind(io::ReleaseBehind& released, std::uint64_t shift = 0) {
+    return [&released, shift](std::uint64_t offset, std::uint64_t size) { released.written(shift + offset, size); };
+}
+
 struct OutputOptions {
     std::string path;                            // "-": stdout
     std::optional<Compression> compression;  // forced; default: by the name's ending
