@@ -646,7 +646,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
             counts = ranks.all_gather(std::span<const std::uint64_t>(&count, 1));
             const std::vector<std::byte> all = ranks.all_gather(std::as_bytes(sizes));
             std::vector<std::uint64_t> records(all.size() / sizeof(std::uint64_t));
-            std::memcpy(records.data(), all.data(), records.size() * sizeof(std::uint64_t));
+            if (!records.empty()) std::memcpy(records.data(), all.data(), records.size() * sizeof(std::uint64_t));  // none: no records at all
             std::vector<std::span<const std::byte>> every;
             std::size_t at = 0;  // runs of the ranks before
             for (int s = 0; s < p; ++s) {
