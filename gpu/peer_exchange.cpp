@@ -29,13 +29,18 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Device memory for chunks of `keys` keys of `width` bytes, sorted as T: the sorted chunk, the
-// sorter's scratch and what is received, and for narrow keys (wider ones are mapped in place) the
-// raw keys coming in and the run going out.
+// What one round may bring a rank beyond a chunk before it forms a second run: a sixteenth. A
+// round's pieces add up to a chunk give or take the splitters' imbalance and the keys' spread
+// between rounds, which for random keys is far below that.
+std::size_t received_keys_for(std::size_t chunk) { return chunk + chunk / 16; }
+
+// Device memory for chunks of `keys` keys of `width` bytes, sorted as T: the sorted chunk, what is
+// received (with its margin) and the sorter's scratch for it, and for narrow keys (wider ones are
+// mapped in place) the raw keys coming in and the run going out.
 template <class T>
 std::size_t device_bytes_for(std::uint64_t keys, std::size_t width) {
-    const std::size_t n = static_cast<std::size_t>(keys);
-    return (width < sizeof(T) ? 2 * n * width : 0) + 2 * n * sizeof(T) + DeviceSorter<T>::scratch_bytes(n);
+    const std::size_t n = static_cast<std::size_t>(keys), received = received_keys_for(n);
+    return (width < sizeof(T) ? (n + received) * width : 0) + (n + received) * sizeof(T) + DeviceSorter<T>::scratch_bytes(received);
 }
 
 template <class T>
@@ -80,14 +85,14 @@ public:
         // Device memory, exported to the other ranks; theirs opened.
         cudaIpcMemHandle_t handle{};
         local([&] {
-            const std::size_t n = static_cast<std::size_t>(chunk);
+            const std::size_t n = static_cast<std::size_t>(chunk), received = received_keys_for(n);
             if (width_ < sizeof(T)) {
                 raw_ = DeviceBuffer<std::byte>(n * width_);
-                run_raw_ = DeviceBuffer<std::byte>(n * width_);
+                run_raw_ = DeviceBuffer<std::byte>(received * width_);
             }
             sorted_ = DeviceBuffer<T>(n);
-            received_ = DeviceBuffer<T>(n);
-            sorter_.emplace(n);
+            received_ = DeviceBuffer<T>(received);
+            sorter_.emplace(received);
             for (auto* pair : {&in_staging_, &out_staging_})
                 for (auto& buffer : *pair) buffer = PinnedBuffer<std::byte>(std::max(job_.staging_bytes, width_ * sizeof(T)));
             small_ = PinnedBuffer<std::uint64_t>(2 * static_cast<std::size_t>(std::max(k, 1)));
@@ -202,32 +207,29 @@ private:
             in_copied_[p % 2]->record(stream);
         }
         map_to_sort_keys(raw, sorted_.data(), static_cast<std::size_t>(n), job_.order, true, stream);
+        // Of the keys equal to a splitter's, those before its input position: all or none where the
+        // position lies outside the chunk, else counted in the chunk while it is in input order.
+        const int k = job_.ranks - 1;
+        const std::uint64_t begin = job_.first + at;
+        for (int j = 0; j < k; ++j) {
+            const std::uint64_t position = job_.splitter_positions[static_cast<std::size_t>(j)];
+            small_[static_cast<std::size_t>(j)] = position >= begin + n ? ~std::uint64_t{0} : 0;
+        }
+        if (k > 0)
+            check_cuda(cudaMemcpyAsync(small_device_.data(), small_.data(), static_cast<std::size_t>(k) * sizeof(std::uint64_t),
+                                       cudaMemcpyHostToDevice, stream),
+                       "cudaMemcpyAsync (the splitters' equal keys to the device)");
+        for (int j = 0; j < k; ++j) {
+            const std::uint64_t position = job_.splitter_positions[static_cast<std::size_t>(j)];
+            if (position > begin && position < begin + n)
+                count_equal(sorted_.data(), position - begin, splitters_.data() + j, small_device_.data() + j, stream);
+        }
         received_sorted_->make_wait(stream);  // the sorter is the last run's until it is sorted
         sorter_->sort(sorted_.data(), static_cast<std::size_t>(n), stream);
-        const int k = job_.ranks - 1;
         if (k == 0) {
             in_->synchronize();
             return;
         }
-        // Of the keys equal to a splitter's, those before its input position: all or none where the
-        // position lies outside the chunk, else counted in the chunk's raw keys (equal normalised keys
-        // are equal raw keys).
-        const std::uint64_t begin = job_.first + at;
-        for (int j = 0; j < k; ++j) {
-            const std::uint64_t position = job_.splitter_positions[static_cast<std::size_t>(j)];
-            std::uint64_t before = 0;
-            if (position >= begin + n) {
-                before = ~std::uint64_t{0};
-            } else if (position > begin) {
-                const std::byte* key = job_.splitter_keys.data() + static_cast<std::size_t>(j) * width_;
-                for (std::uint64_t i = 0; i < position - begin; ++i)
-                    before += std::memcmp(keys.data() + i * width_, key, width_) == 0;
-            }
-            small_[static_cast<std::size_t>(j)] = before;
-        }
-        check_cuda(cudaMemcpyAsync(small_device_.data(), small_.data(), static_cast<std::size_t>(k) * sizeof(std::uint64_t),
-                                   cudaMemcpyHostToDevice, stream),
-                   "cudaMemcpyAsync (the splitters' equal keys to the device)");
         cut_at_splitters(sorted_.data(), n, splitters_.data(), small_device_.data(), k, small_device_.data() + k, stream);
         check_cuda(cudaMemcpyAsync(small_.data() + k, small_device_.data() + k, static_cast<std::size_t>(k) * sizeof(std::uint64_t),
                                    cudaMemcpyDeviceToHost, stream),

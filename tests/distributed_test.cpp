@@ -4,7 +4,8 @@
 // --partitioned gives files that concatenate to the same bytes; the parts stay balanced; a rank
 // that fails ends every rank with one message, no OUTPUT and no temp file, and one that dies leaves
 // none either. On the GPU backend
-// (DistributedGpu, skipped where no GPU can be used), 1 to 3 ranks, one GPU each or sharing them.
+// (DistributedGpu, skipped where no GPU can be used), 1 to 3 ranks, one GPU each or sharing them, and
+// a CUDA error on one rank in the exchange through the GPUs ends every rank.
 #include "cli_run.hpp"
 #include "fault_hook_log.hpp"
 #include "gpu_skip.hpp"
@@ -24,7 +25,9 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -717,6 +720,7 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
             const auto sent = rank.get<std::uint64_t>("exchange_bytes_sent");
             const auto shared = rank.get<std::uint64_t>("shared_bytes_sent");
             EXPECT_GT(sent, 1000000u) << what;  // about two thirds of a third of 8 MB
+            EXPECT_GE(rank.get<std::uint64_t>("exchange_rounds"), 3u) << what;  // 2.7 MB in blocks of at most 1 MiB
             EXPECT_EQ(rank.get<std::string>("range_read"), "map") << what;  // one INPUT file
             if (c.exchange == "shared")
                 EXPECT_EQ(shared, sent) << what;
@@ -756,7 +760,7 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     // A way that is neither is a bad command line.
     const Result r = mpi_sort(2, {"--exchange", "carrier-pigeon", dir / "in", dir / "many"});
     EXPECT_EQ(r.status(), 2) << r.err;
-    EXPECT_NE(r.err.find("--exchange takes runs, gpu, shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--exchange takes auto, gpu, runs, shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
     // A value that is the next option: refused, as by gpusort-file.
     const Result swallowed = mpi_sort(2, {"--exchange", "--stats=-", dir / "in", dir / "many"});
@@ -766,7 +770,8 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
 }
 
-// The ranks of one host sort first (--exchange runs, the default): each forms its runs in its region
+// The ranks of one host sort first (--exchange runs; by default where the GPUs cannot be used, as
+// on the CPU backend here): each forms its runs in its region
 // of OUTPUT, and merges its part of every rank's runs, cut to the record, where they lie. Under
 // --memory of 2.5 times its range (its part takes half) each rank forms several runs (the CPU
 // sorter's chunks take the rest); ranges of uneven sizes (1000003 records)
@@ -776,7 +781,8 @@ TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
 // first cannot go (records with a key, --unique, --verify, a range across files of an --input-list,
 // a part beyond half the budget), the ranks take the sample sort, with the same bytes.
 // --exchange gpu where a rank has no GPU to exchange through (here the CPU backend): the ranks sort
-// first as with --exchange runs, and rank 0 says why, once.
+// first as with --exchange runs, and rank 0 says why, once. By default (--exchange auto), they sort
+// first without a word.
 TEST(Distributed, TheExchangeThroughTheGpusWithoutOneSortsFirstAndSaysWhy) {
     ScratchDir dir;
     gen({"--count", "200001", "--seed", "33", dir / "in"});
@@ -789,6 +795,16 @@ TEST(Distributed, TheExchangeThroughTheGpusWithoutOneSortsFirstAndSaysWhy) {
     const std::string then = "): the ranks sort first as with --exchange runs\n";
     EXPECT_TRUE(r.err == said + "--backend cpu" + then || r.err == said + "this build has no GPU support" + then) << r.err;
     EXPECT_EQ(stats_of(read_text(dir / "stats.json")).get<std::string>("exchange"), "runs");
+    for (const bool named : {false, true}) {
+        ::unlink((dir / "out").c_str());
+        std::vector<std::string> args = {"--stats", dir / "stats.json", dir / "in", dir / "out"};
+        if (named) args.insert(args.begin(), {"--exchange", "auto"});
+        const Result quiet = mpi_sort(2, args);
+        ASSERT_EQ(quiet.status(), 0) << quiet.err;
+        EXPECT_EQ(quiet.err, "") << named;
+        EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << named << ": not the same bytes";
+        EXPECT_EQ(stats_of(read_text(dir / "stats.json")).get<std::string>("exchange"), "runs") << named;
+    }
 }
 
 TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
@@ -957,6 +973,13 @@ TEST(DistributedGpu, TheExchangeThroughTheGpusGivesTheBytesOfOneProcess) {
             for (const auto& [_, mine] : stats.get_child("per_rank")) {
                 crossed += mine.get<std::uint64_t>("peer_bytes_read");
                 sent += mine.get<std::uint64_t>("exchange_bytes_sent");
+                // Random keys bring a rank about a chunk a round: one run each, none split off
+                // (the receive buffer's margin).
+                if (c.dist == "uniform") {
+                    EXPECT_GT(mine.get<std::uint64_t>("exchange_rounds"), 2u) << what << ": several chunks";
+                    EXPECT_EQ(mine.get<std::uint64_t>("runs"), mine.get<std::uint64_t>("exchange_rounds"))
+                        << what << " on " << ranks << " ranks: one run per round";
+                }
             }
             EXPECT_EQ(crossed, sent) << what << ": what the ranks copied is what the others' chunks gave";
             if (c.dist == "uniform") {
@@ -978,7 +1001,63 @@ TEST(DistributedGpu, TheExchangeThroughTheGpusGivesTheBytesOfOneProcess) {
     const Result r = mpi_sort(2, {"--type", "u32", "--exchange", "gpu", "--device-memory", "1M", "--stats", "-", dir / "in", dir / "out"}, "gpu");
     ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << "two sorted copies: not the same bytes";
-    EXPECT_LT(stats_of(r.err).get<double>("imbalance"), 0.05);
+    const auto stats = stats_of(r.err);
+    EXPECT_LT(stats.get<double>("imbalance"), 0.05);
+    std::uint64_t runs = 0, rounds = 0;
+    for (const auto& [_, mine] : stats.get_child("per_rank")) {
+        runs += mine.get<std::uint64_t>("runs");
+        rounds += mine.get<std::uint64_t>("exchange_rounds");
+    }
+    EXPECT_GT(runs, rounds) << "two sorted copies: a rank that receives two chunks at once forms more than a run";
+}
+
+// A CUDA error on one rank in the middle of the exchange through the GPUs (gpusort-mpi-faults: the
+// test-only CUDA fault injector of gpu/cuda_result.cpp, on rank 1 alone) ends every rank: rank 1
+// says why in one line, status 1, an old OUTPUT is kept and no file is left. The points: a logged
+// run of rank 1 numbers its checked CUDA results; the second copy of a piece from a GPU (on the
+// job's thread) and the second copy of a run to the host (on the thread that copies runs out) fail.
+// Those threads run side by side, so a run may number them a little differently: whichever result
+// the number falls on, it lies among the rounds of the exchange.
+TEST(DistributedGpu, ACudaErrorOnOneRankInTheExchangeThroughTheGpusEndsEveryRank) {
+    SKIP_WITHOUT_GPU();
+    ScratchDir dir, tmp;
+    gen({"--count", "1000003", "--seed", "33", dir / "in"});
+    const std::vector<std::string> options = {"--backend", "gpu", "--threads", "4", "--exchange", "gpu", "--device-memory", "1M",
+                                              "--tmp-dir", tmp.path(), dir / "in", dir / "out"};
+    auto job = [&](const std::string& env) {
+        std::vector<std::string> args = {"--oversubscribe", "-n", "1", GPUSORT_MPI_FAULTS_BIN};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {":", "-n", "1", "env", env, GPUSORT_MPI_FAULTS_BIN});
+        args.insert(args.end(), options.begin(), options.end());
+        return run(GPUSORT_MPIEXEC, args, allow_mpirun);
+    };
+    const std::string log = tmp / "cuda";
+    const Result logged = job("GPUSORT_CUDA_FAULT_LOG=" + log);
+    ASSERT_EQ(logged.status(), 0) << logged.err;
+    // The log: the number of results, then "N operation" lines.
+    std::map<std::string, std::vector<std::uint64_t>> points;
+    {
+        std::istringstream in(read_text(log));
+        std::uint64_t n = 0;
+        in >> n;
+        std::string operation;
+        while (in >> n && std::getline(in >> std::ws, operation)) points[operation].push_back(n);
+    }
+    ::unlink(log.c_str());
+    ::unlink((dir / "out").c_str());
+    for (const std::string operation : {"cudaMemcpyAsync (a piece of a rank's sorted chunk)", "cudaMemcpyAsync (a run to the host)"}) {
+        ASSERT_GE(points[operation].size(), 3u) << operation << ": not reached in several rounds";
+        const std::uint64_t at = points[operation][1];
+        write_text(dir / "out", "keep me");
+        const Result r = job("GPUSORT_CUDA_FAULT=" + std::to_string(at));
+        EXPECT_EQ(r.status(), 1) << operation << " (" << at << "): " << r.err;
+        EXPECT_EQ(r.err.rfind("gpusort-mpi: rank 1: ", 0), 0u) << operation << ": " << r.err;
+        EXPECT_NE(r.err.find("[cudaErrorLaunchFailure]"), std::string::npos) << operation << ": " << r.err;
+        EXPECT_EQ(count_lines_from_us(r.err), 1) << operation << ": " << r.err;
+        EXPECT_EQ(read_text(dir / "out"), "keep me") << operation;
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << operation;
+        EXPECT_TRUE(tmp.entries().empty()) << operation;
+    }
 }
 
 TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
@@ -988,6 +1067,8 @@ TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
     expect_same_as_one_process(dir, dir / "u64", {}, {}, "u64 on the GPU", "gpu", 3);
     expect_same_as_one_process(dir, dir / "u64", {"--device-memory", "2M", "--descending"}, {"--descending"},
                                "u64 descending under --device-memory 2M", "gpu", 3);
+    expect_same_as_one_process(dir, dir / "u64", {"--device-memory", "2M", "--exchange", "runs"}, {},
+                               "u64 under --device-memory 2M, sorting first", "gpu", 3);
     gen({"--type", "f32", "--count", "1000001", "--special", "--seed", "22", dir / "f32"});
     expect_same_as_one_process(dir, dir / "f32", {"--type", "f32", "--device-memory", "1M"}, {"--type", "f32"},
                                "f32 with NaNs under --device-memory 1M", "gpu", 3);
@@ -1011,19 +1092,26 @@ TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
     }
 
     // Each rank says which GPU sorted its part, and took the --device-memory given; the whole-record
-    // keys went the way of shared runs, merged on the GPU (slices of every rank's runs).
-    const Result r = mpi_sort(2, {"--device-memory", "2M", "--stats", "-", dir / "u64", dir / "out"}, "gpu");
-    ASSERT_EQ(r.status(), 0) << r.err;
-    const auto stats = stats_of(r.err);
-    EXPECT_EQ(stats.get<std::string>("exchange"), "runs");
-    int ranks = 0;
-    for (const auto& [_, mine] : stats.get_child("per_rank")) {
-        EXPECT_NE(mine.get<std::string>("backend"), "cpu") << r.err;
-        EXPECT_EQ(mine.get<std::uint64_t>("device_memory_budget"), std::uint64_t{2} << 20) << r.err;
-        EXPECT_GT(mine.get<std::uint64_t>("runs"), 1u) << r.err;
-        EXPECT_EQ(mine.get<std::uint64_t>("part_sort.merge_phases.gather.bytes"), mine.get<std::uint64_t>("part_records") * 8)
-            << r.err;
-        ++ranks;
+    // keys went through the GPUs by default, and the way of shared runs with --exchange runs, their
+    // runs merged on the GPU (slices of every rank's runs).
+    for (const std::string way : {"gpu", "runs"}) {
+        std::vector<std::string> args = {"--device-memory", "2M", "--stats", "-", dir / "u64", dir / "out"};
+        if (way == "runs") args.insert(args.begin(), {"--exchange", "runs"});
+        const Result r = mpi_sort(2, args, "gpu");
+        ASSERT_EQ(r.status(), 0) << r.err;
+        EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << way << ": not the same bytes";
+        ::unlink((dir / "out").c_str());
+        const auto stats = stats_of(r.err);
+        EXPECT_EQ(stats.get<std::string>("exchange"), way);
+        int ranks = 0;
+        for (const auto& [_, mine] : stats.get_child("per_rank")) {
+            EXPECT_NE(mine.get<std::string>("backend"), "cpu") << r.err;
+            EXPECT_EQ(mine.get<std::uint64_t>("device_memory_budget"), std::uint64_t{2} << 20) << r.err;
+            EXPECT_GT(mine.get<std::uint64_t>("runs"), 1u) << r.err;
+            EXPECT_EQ(mine.get<std::uint64_t>("part_sort.merge_phases.gather.bytes"), mine.get<std::uint64_t>("part_records") * 8)
+                << r.err;
+            ++ranks;
+        }
+        EXPECT_EQ(ranks, 2) << way;
     }
-    EXPECT_EQ(ranks, 2);
 }

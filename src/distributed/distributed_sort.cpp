@@ -268,19 +268,19 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     report.part_records.assign(1, records);
     report.exchange = whole_input ? "none" : options.exchange;
 
-    // Sorting first (--exchange runs: steps 2, 3 and 5 give way to the branch "if (runs)" of step 5),
-    // where every rank is on this host, the keys are whole records, every rank's range lies in one
-    // file and its part of the merge (as large as its range) in half its budget, and OUTPUT's file
-    // system reserves space.
+    // Sorting first (--exchange runs, or auto or gpu where the GPUs cannot be used: steps 2, 3 and 5
+    // give way to the branch "if (runs)" of step 5), where every rank is on this host, the keys are
+    // whole records, every rank's range lies in one file and its part of the merge (as large as its
+    // range) in half its budget, and OUTPUT's file system reserves space.
     // This rank's range, through a map of INPUT where it lies in one file (made once, for either way).
     std::unique_ptr<io::FileMapping> range_map;
-    // The exchange through the GPUs (--exchange gpu: the splitters of step 2, then the branch
+    // The exchange through the GPUs (--exchange gpu or auto: the splitters of step 2, then the branch
     // "if (gpu_runs)" of step 5), where every rank is on this host with a GPU of its own or a share,
     // the keys are whole records, INPUT holds some, every rank's range lies in one file and its part
     // (about as large) in half its budget, and OUTPUT's file system reserves space; else the ranks
-    // sort first as below.
+    // sort first as below (with --exchange gpu, rank 0 says why).
     bool gpu_runs = false;
-    if (!whole_input && options.exchange == "gpu") {
+    if (!whole_input && (options.exchange == "auto" || options.exchange == "gpu")) {
         std::string refused;
         step([&] {
             if (ranks.host_size() != p) refused = "the ranks are not all on one host";
@@ -294,7 +294,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         ranks.agree(step.failure());
         const std::vector<std::string> every = ranks.all_gather(refused);
         gpu_runs = std::all_of(every.begin(), every.end(), [](const std::string& why) { return why.empty(); });
-        if (!gpu_runs && rank == 0 && sort.notice)
+        if (!gpu_runs && options.exchange == "gpu" && rank == 0 && sort.notice)
             for (int s = 0; s < p; ++s)
                 if (!every[static_cast<std::size_t>(s)].empty()) {
                     sort.notice("the exchange through the GPUs cannot be used (rank " + std::to_string(s) + ": " +
@@ -305,7 +305,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         if (gpu_runs) report.range_read = "map";
     }
     bool runs = false;
-    if (!whole_input && !gpu_runs && (options.exchange == "runs" || options.exchange == "gpu")) {
+    if (!whole_input && !gpu_runs && (options.exchange == "auto" || options.exchange == "runs" || options.exchange == "gpu")) {
         bool fits = false;
         step([&] {
             if (ranks.host_size() != p || sort.records || sort.unique || sort.verify) return;
@@ -466,6 +466,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         ranks.agree(step.failure());
         std::uint64_t rounds = 0;
         for (const std::uint64_t n : ranks.all_gather(std::span<const std::uint64_t>(&my_rounds, 1))) rounds = std::max(rounds, n);
+        report.exchange_rounds = rounds;
         // A round sends at most a block of this rank's range.
         std::optional<Exchange> exchange;
         exchange.emplace(ranks, std::min(block_records, records) * width, report.exchange != "messages");
@@ -736,6 +737,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         report.imbalance = imbalance_of(report.part_records);
         report.peer_bytes_read = exchanged.peer_bytes;
         report.exchange_bytes_sent = exchanged.sent_bytes;
+        report.exchange_rounds = exchanged.rounds;
         report.step_seconds.transfer = exchanged.pull_seconds;
         end_step(report.step_seconds.exchange);
 

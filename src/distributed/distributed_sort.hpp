@@ -21,7 +21,7 @@
 //      all are sorted, a rank sorts into a nameless temp file, drops a first record whose key ended the
 //      part before, and copies the rest into its place.
 // Where every rank runs on one host and the keys are whole records (no --unique, no --verify), steps
-// 2, 3 and 5 give way to a sort first (--exchange runs, the default): OUTPUT is made, each rank
+// 2, 3 and 5 give way to a sort first (--exchange runs): OUTPUT is made, each rank
 // sorts its range into runs in its own region of OUTPUT (sort_file, SortOptions::shared_runs), which
 // the other ranks map (shared_runs.hpp); each then cuts its exact share of the merge of every rank's
 // runs out of them where they lie (multi-way selection: the parts are the ranges' sizes, to the
@@ -35,7 +35,8 @@
 // and copies its piece of every rank's chunk from that rank's GPU into runs of its own
 // (gpu_runs.hpp); then it merges its runs straight into its place in OUTPUT, whose pages it faulted
 // in meanwhile. Where that cannot be (no GPU, a range across files, ...), rank 0 says why and the
-// ranks sort first as with --exchange runs.
+// ranks sort first as with --exchange runs. --exchange auto, the default, takes the exchange through
+// the GPUs where it can be used, else sorts first where that can be, else steps 2 to 5, saying nothing.
 // A failure on any rank ends every rank (Communicator::agree) with no OUTPUT and no temp file left;
 // a rank that dies leaves none either (the others, ended by the launcher, remove what it named).
 #pragma once
@@ -54,8 +55,8 @@ struct DistributedOptions {
     SortOptions sort;          // INPUT, OUTPUT, the key, the budgets and the backend of each rank
     bool partitioned = false;  // OUTPUT.00000, OUTPUT.00001, ...: one file per rank, in key order
     bool input_list = false;   // sort.input names a list of files (--input-list), sorted as one INPUT
-    // How the records reach their parts (--exchange): "runs", "gpu", "shared" or "messages" (above).
-    std::string exchange = "runs";
+    // How the records reach their parts (--exchange): "auto", "gpu", "runs", "shared" or "messages" (above).
+    std::string exchange = "auto";
     int local_rank = 0;        // this rank among the ranks of its host, as the launcher says
     int local_ranks = 1;       // the ranks of its host
 };
@@ -89,6 +90,7 @@ struct DistributedReport {
     std::uint64_t exchange_bytes_sent = 0;        // by this rank to others
     std::uint64_t shared_bytes_sent = 0;          // of them, through shared memory
     std::uint64_t peer_bytes_read = 0;            // sorting first: of the other ranks' runs, by this rank's merge
+    std::uint64_t exchange_rounds = 0;            // of the sample sort's exchange, or the chunks of the exchange through the GPUs
     std::string exchange;                         // how the records reached their parts: runs, shared, messages or none (one rank)
     // This rank's steps, wall clock: samples and splitters, the counting pass, the exchange, the
     // sort of its part (OUTPUT made, and the part written into it; sorting first, its runs formed

@@ -41,7 +41,7 @@ GpuRuns form_runs_through_gpus(const SortOptions& sort, std::optional<std::uint6
     const gpu::PeerTrade trade{[&ranks](std::span<const std::uint64_t> mine) { return ranks.all_gather(mine); }};
     try {
         const gpu::PeerExchangeReport report = gpu::form_runs_exchanging(job, trade);
-        return {report.run_records, report.peer_bytes, report.sent_bytes, report.pull_seconds};
+        return {report.run_records, report.peer_bytes, report.sent_bytes, report.chunks, report.pull_seconds};
     } catch (const gpu::PeerFailed&) {
         return {};  // another rank failed: it says why when the ranks agree
     }

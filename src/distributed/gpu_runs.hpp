@@ -23,6 +23,7 @@ struct GpuRuns {
     std::vector<std::uint64_t> run_records;  // of each run, one after the other in the runs' memory
     std::uint64_t peer_bytes = 0;            // copied from other ranks' GPUs
     std::uint64_t sent_bytes = 0;            // of this rank's chunks, copied by other ranks
+    std::uint64_t rounds = 0;                // the chunks every rank sorted, in step
     double pull_seconds = 0;                 // the copies between the GPUs, trades included
 };
 

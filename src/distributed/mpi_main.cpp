@@ -1,6 +1,6 @@
 // gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
 // gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned, --input-list FILE (in place of
-// INPUT) and --exchange runs|gpu|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
+// INPUT) and --exchange auto|gpu|runs|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
 // why; no OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
@@ -120,7 +120,7 @@ std::string rank_json(const DistributedReport& report, int rank) {
         << ", \"device_memory_budget\": " << (report.part.plan.device ? report.part.plan.device->budget_bytes : 0)
         << ", \"backend\": \"" << report.part.backend << "\", \"runs\": " << report.part.runs
         << ", \"merge_passes\": " << report.part.merge_passes << ", \"exchange_bytes_sent\": " << report.exchange_bytes_sent
-        << ", \"shared_bytes_sent\": " << report.shared_bytes_sent
+        << ", \"shared_bytes_sent\": " << report.shared_bytes_sent << ", \"exchange_rounds\": " << report.exchange_rounds
         << ", \"exchange_gb_per_s\": " << (t.exchange > 0 ? report.exchange_bytes_sent / t.exchange / 1e9 : 0)
         << ", \"transfer_gb_per_s\": " << (t.transfer > 0 ? report.exchange_bytes_sent / t.transfer / 1e9 : 0)
         << ", \"peer_bytes_read\": " << report.peer_bytes_read << ", \"peer_read_gb_per_s\": "
@@ -179,8 +179,8 @@ int main(int argc, char** argv) {
                 args.insert(args.begin(), *list);
             }
             if (const auto exchange = take_option(args, "--exchange")) {
-                if (*exchange != "runs" && *exchange != "gpu" && *exchange != "shared" && *exchange != "messages")
-                    throw std::invalid_argument("--exchange takes runs, gpu, shared or messages, not '" + *exchange + "'");
+                if (*exchange != "auto" && *exchange != "runs" && *exchange != "gpu" && *exchange != "shared" && *exchange != "messages")
+                    throw std::invalid_argument("--exchange takes auto, gpu, runs, shared or messages, not '" + *exchange + "'");
                 options.exchange = *exchange;
             }
             io::install_signal_cleanup();
@@ -200,12 +200,13 @@ int main(int argc, char** argv) {
             if (speaker)
                 std::cout << "Usage: mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] INPUT OUTPUT\n"
                              "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
-                             "The ranks of one host sort their ranges first, into runs in OUTPUT, and each merges its part\n"
-                             "of all the runs where they lie (--exchange runs, the default, for whole-record keys); with\n"
-                             "--exchange gpu, each copies its pieces of every rank's sorted chunks from that rank's GPU\n"
-                             "into runs of its own and merges them into OUTPUT; with --exchange shared, they send the\n"
-                             "records to their parts through shared memory and sort after; with --exchange messages, by\n"
-                             "MPI messages alone (as between hosts).\n"
+                             "For whole-record keys, the ranks of one host that each have a GPU copy their pieces of every\n"
+                             "rank's sorted chunks from that rank's GPU into runs of their own and merge them into OUTPUT\n"
+                             "(--exchange gpu); else they sort their ranges first, into runs in OUTPUT, and each merges its\n"
+                             "part of all the runs where they lie (--exchange runs); else, and with --exchange shared, they\n"
+                             "send the records to their parts through shared memory and sort after; with --exchange\n"
+                             "messages, by MPI messages alone (as between hosts). --exchange auto, the default, takes the\n"
+                             "first of these ways that the job allows; gpu says why where it cannot be used.\n"
                              "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
                              "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
                              "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"
