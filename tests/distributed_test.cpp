@@ -1067,8 +1067,6 @@ TEST(DistributedGpu, EveryRankSortsItsPartOnAGpuGivingTheBytesOfOneProcess) {
     expect_same_as_one_process(dir, dir / "u64", {}, {}, "u64 on the GPU", "gpu", 3);
     expect_same_as_one_process(dir, dir / "u64", {"--device-memory", "2M", "--descending"}, {"--descending"},
                                "u64 descending under --device-memory 2M", "gpu", 3);
-    expect_same_as_one_process(dir, dir / "u64", {"--device-memory", "2M", "--exchange", "runs"}, {},
-                               "u64 under --device-memory 2M, sorting first", "gpu", 3);
     gen({"--type", "f32", "--count", "1000001", "--special", "--seed", "22", dir / "f32"});
     expect_same_as_one_process(dir, dir / "f32", {"--type", "f32", "--device-memory", "1M"}, {"--type", "f32"},
                                "f32 with NaNs under --device-memory 1M", "gpu", 3);
