@@ -7,6 +7,7 @@
 // (DistributedGpu, skipped where no GPU can be used), 1 to 3 ranks, one GPU each or sharing them, and
 // a CUDA error on one rank in the exchange through the GPUs ends every rank.
 #include "cli_run.hpp"
+#include "cuda_fault_log.hpp"
 #include "fault_hook_log.hpp"
 #include "gpu_skip.hpp"
 #include "scratch_dir.hpp"
@@ -1034,15 +1035,7 @@ TEST(DistributedGpu, ACudaErrorOnOneRankInTheExchangeThroughTheGpusEndsEveryRank
     const std::string log = tmp / "cuda";
     const Result logged = job("GPUSORT_CUDA_FAULT_LOG=" + log);
     ASSERT_EQ(logged.status(), 0) << logged.err;
-    // The log: the number of results, then "N operation" lines.
-    std::map<std::string, std::vector<std::uint64_t>> points;
-    {
-        std::istringstream in(read_text(log));
-        std::uint64_t n = 0;
-        in >> n;
-        std::string operation;
-        while (in >> n && std::getline(in >> std::ws, operation)) points[operation].push_back(n);
-    }
+    std::map<std::string, std::vector<std::uint64_t>> points = read_cuda_fault_log(log).points;
     ::unlink(log.c_str());
     ::unlink((dir / "out").c_str());
     for (const std::string operation : {"cudaMemcpyAsync (a piece of a rank's sorted chunk)", "cudaMemcpyAsync (a run to the host)"}) {

@@ -7,6 +7,7 @@
 // up gives a one-line notice and a correct sort on the CPU. A device budget larger than the device
 // shrinks to what the device has. Skips where no GPU can be used.
 #include "cli_run.hpp"
+#include "cuda_fault_log.hpp"
 #include "scratch_dir.hpp"
 #include "gpu_skip.hpp"
 #include "tools/gen/data_generator.hpp"
@@ -17,8 +18,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <fcntl.h>
-#include <map>
-#include <sstream>
 #include <random>
 #include <thread>
 #include <utility>
@@ -53,23 +52,6 @@ Result run_with_faults(const std::vector<std::string>& args, const std::string& 
     watchdog.join();
     EXPECT_FALSE(result.killed_by(SIGKILL)) << "hung: killed after " << deadline.count() << " s";
     return result;
-}
-
-// The fault log of a clean run: the number of checked results, and the numbers of those that
-// checked each operation.
-struct FaultLog {
-    std::uint64_t total = 0;
-    std::map<std::string, std::vector<std::uint64_t>> points;
-};
-
-FaultLog read_log(const std::string& path) {
-    FaultLog log;
-    std::istringstream in(read_text(path));
-    in >> log.total;
-    std::uint64_t n = 0;
-    std::string operation;
-    while (in >> n && std::getline(in >> std::ws, operation)) log.points[operation].push_back(n);
-    return log;
 }
 
 // The points to fail: the first few results (setting the device up), points spread over the whole
@@ -113,7 +95,7 @@ void sweep(const Scenario& scenario, const std::string& input_bytes, const std::
     ASSERT_TRUE(read_text(output) == expected) << scenario.name << ": the clean run's output differs";
     const std::string report = read_text(stats);
     ASSERT_EQ(report.find("\"runs\": 1,") != std::string::npos, scenario.one_chunk) << scenario.name << ": " << report;
-    const FaultLog clean_log = read_log(log);
+    const CudaFaultLog clean_log = read_cuda_fault_log(log);
     const std::uint64_t total = clean_log.total;
     ASSERT_GT(total, 50u) << scenario.name;
     std::vector<std::uint64_t> reached;  // the results of the operations the sort must check

@@ -267,6 +267,10 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     const bool whole_input = p == 1 && !options.input_list;
     report.part_records.assign(1, records);
     report.exchange = whole_input ? "none" : options.exchange;
+    // The ways --exchange lets the ranks try, in this order (auto: all three; shared and messages:
+    // the sample sort alone).
+    const bool may_exchange_through_gpus = options.exchange == "auto" || options.exchange == "gpu";
+    const bool may_sort_first = may_exchange_through_gpus || options.exchange == "runs";
 
     // Sorting first (--exchange runs, or auto or gpu where the GPUs cannot be used: steps 2, 3 and 5
     // give way to the branch "if (runs)" of step 5), where every rank is on this host, the keys are
@@ -280,7 +284,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
     // (about as large) in half its budget, and OUTPUT's file system reserves space; else the ranks
     // sort first as below (with --exchange gpu, rank 0 says why).
     bool gpu_runs = false;
-    if (!whole_input && (options.exchange == "auto" || options.exchange == "gpu")) {
+    if (!whole_input && may_exchange_through_gpus) {
         std::string refused;
         step([&] {
             if (ranks.host_size() != p) refused = "the ranks are not all on one host";
@@ -305,7 +309,7 @@ DistributedReport distributed_sort(const DistributedOptions& options, const Comm
         if (gpu_runs) report.range_read = "map";
     }
     bool runs = false;
-    if (!whole_input && !gpu_runs && (options.exchange == "auto" || options.exchange == "runs" || options.exchange == "gpu")) {
+    if (!whole_input && !gpu_runs && may_sort_first) {
         bool fits = false;
         step([&] {
             if (ranks.host_size() != p || sort.records || sort.unique || sort.verify) return;
