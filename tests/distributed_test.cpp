@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <numeric>
 #include <set>
@@ -55,10 +56,14 @@ Result mpi_sort(int ranks, const std::vector<std::string>& args, const std::stri
     return run(GPUSORT_MPIEXEC, all, allow_mpirun);
 }
 
+// gpusort-file on the CPU; what it said goes to the test's log where it failed (the callers check
+// its status alone).
 Result file_sort(const std::vector<std::string>& args) {
     std::vector<std::string> all = {"--backend", "cpu", "--threads", "1"};
     all.insert(all.end(), args.begin(), args.end());
-    return run(GPUSORT_FILE_BIN, all);
+    Result r = run(GPUSORT_FILE_BIN, all);
+    if (r.status() != 0) std::cerr << "gpusort-file exited with " << r.status() << ":\n" << r.err;
+    return r;
 }
 
 void gen(const std::vector<std::string>& args) {
