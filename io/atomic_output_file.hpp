@@ -35,6 +35,7 @@ public:
     ~AtomicOutputFile();
 
     const File& file() const { return file_; }
+    File& file() { return file_; }  // to write it with direct I/O
     const std::string& path() const { return path_; }  // where the file goes: symbolic links followed
     const std::string& temp_path() const { return temp_name_; }  // its hidden name; empty while it has none
 

@@ -74,19 +74,40 @@ void File::close() {
     if (sys::close(fd) != 0 && errno != EINTR) throw_errno("cannot close", path_, errno);
 }
 
+namespace {
+
+// The flags that open the descriptor's own file again with O_DIRECT (through its name in /proc,
+// which works for a file that has no name, O_TMPFILE): for reading only where `fd` is read only.
+int direct_flags(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    return (flags >= 0 && (flags & O_ACCMODE) == O_RDONLY ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC;
+}
+
+std::string self_name(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+}  // namespace
+
 bool File::use_direct_io(std::size_t piece) {
     if (piece == 0 || piece % kDirectIoAlignment != 0 || piece > kMaxDirectIoPiece)
         throw std::invalid_argument("direct I/O in pieces of " + std::to_string(piece) + " bytes");
     direct_piece_ = piece;
     if (direct_fd_ >= 0) return true;
-    // The descriptor's own file, opened again: this works for a file that has no name (O_TMPFILE).
-    const std::string self = "/proc/self/fd/" + std::to_string(fd_);
-    const int fd = sys::retry_interrupted([&] { return sys::open(self.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC); });
+    const std::string self = self_name(fd_);
+    const int fd = sys::retry_interrupted([&] { return sys::open(self.c_str(), direct_flags(fd_)); });
     if (fd < 0) {
+        // EINVAL: the file system has no direct I/O.
         if (errno == EINVAL) return false;
         throw_errno("cannot open for direct I/O", path_, errno);
     }
     direct_fd_ = fd;
+    return true;
+}
+
+// A probe, which fails no sort: the plain calls, not sys:: (which a test build can make fail).
+bool File::direct_io_possible() const {
+    const int fd = ::open(self_name(fd_).c_str(), direct_flags(fd_));
+    if (fd < 0) return false;
+    ::close(fd);
     return true;
 }
 
@@ -128,16 +149,19 @@ void File::write_at(std::uint64_t offset, std::span<const std::byte> data) const
     write_buffered(last_block, data.subspan(last_block - offset));
 }
 
-// Blocks [align_down(offset), align_up(end)) are read into the bounce buffer, a piece at a time,
-// and the bytes asked for copied out.
+// Blocks [align_down(offset), align_up(end)) are read a piece at a time: straight into `data` where
+// a piece's blocks lie wholly inside it at an aligned address, else into the bounce buffer, from
+// which the bytes asked for are copied out.
 void File::read_direct(std::uint64_t offset, std::span<std::byte> data) const {
-    std::byte* bounce = bounce_buffer(direct_piece_);
     const std::uint64_t end = offset + data.size();
     std::uint64_t at = offset;
     while (at < end) {
         const std::uint64_t from = align_down(at);
         const std::size_t length = static_cast<std::size_t>(std::min<std::uint64_t>(direct_piece_, align_up(end) - from));
-        const ssize_t n = sys::pread(direct_fd_, bounce, length, static_cast<off_t>(from));
+        std::byte* into = data.data() + (at - offset);
+        const bool straight = from == at && from + length <= end && aligned(into);
+        std::byte* buffer = straight ? into : bounce_buffer(direct_piece_);
+        const ssize_t n = sys::pread(direct_fd_, buffer, length, static_cast<off_t>(from));
         if (n < 0) {
             if (errno == EINTR) continue;
             throw_errno("cannot read", path_, errno);
@@ -149,7 +173,7 @@ void File::read_direct(std::uint64_t offset, std::span<std::byte> data) const {
             read_buffered(at, data.subspan(at - offset));
             return;
         }
-        std::memcpy(data.data() + (at - offset), bounce + (at - from), got - at);
+        if (!straight) std::memcpy(into, buffer + (at - from), got - at);
         at = got;
     }
 }

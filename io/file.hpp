@@ -44,13 +44,16 @@ public:
     bool is_open() const { return fd_ >= 0; }
 
     std::uint64_t size() const;
-    // Opens a second descriptor of the same file with O_DIRECT: from then on, the parts of reads
-    // and writes that cover whole aligned blocks go through it, `piece` bytes at a time (a multiple
-    // of kDirectIoAlignment, at most kMaxDirectIoPiece) through a per-thread bounce buffer, and the
+    // Opens a second descriptor of the same file with O_DIRECT (read only where this one is): from
+    // then on, the parts of reads and writes that cover whole aligned blocks go through it, `piece`
+    // bytes at a time (a multiple of kDirectIoAlignment, at most kMaxDirectIoPiece), straight from
+    // or into memory at an aligned address, else through a per-thread bounce buffer, and the
     // unaligned ends of a write go through the page cache, so writes of adjacent ranges from
     // several threads never share a block. Returns false when the file system does not do direct
     // I/O; throws IoError on any other failure.
     bool use_direct_io(std::size_t piece = kMaxDirectIoPiece);
+    // Whether use_direct_io() would succeed: the file system does direct I/O. Throws nothing.
+    bool direct_io_possible() const;
     bool direct() const { return direct_fd_ >= 0; }
     std::size_t direct_piece() const { return direct_piece_; }
 

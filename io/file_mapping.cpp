@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace gpusort::io {
 
@@ -20,6 +21,24 @@ FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t s
     if (p == MAP_FAILED) throw_errno("cannot map", file.path(), errno);
     ::madvise(p, size + lead_, MADV_HUGEPAGE);  // advice only: large folios where the file system has them
     data_ = static_cast<std::byte*>(p) + lead_;
+}
+
+std::optional<std::uint64_t> resident_bytes(const File& file, std::uint64_t size) {
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    constexpr std::uint64_t kWindow = std::uint64_t{1} << 30;  // mapped and asked about at once
+    std::vector<unsigned char> pages(static_cast<std::size_t>(kWindow / page));
+    std::uint64_t resident = 0;
+    for (std::uint64_t at = 0; at < size; at += kWindow) {
+        const std::uint64_t length = std::min(kWindow, size - at);
+        void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, file.fd(), static_cast<off_t>(at));
+        if (p == MAP_FAILED) return std::nullopt;
+        const bool asked = ::mincore(p, length, pages.data()) == 0;
+        ::munmap(p, length);
+        if (!asked) return std::nullopt;
+        const std::size_t count = static_cast<std::size_t>((length + page - 1) / page);
+        for (std::size_t i = 0; i < count; ++i) resident += pages[i] & 1;
+    }
+    return std::min(size, resident * page);
 }
 
 bool populate_for_writing(std::byte* data, std::uint64_t length) {

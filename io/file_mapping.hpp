@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace gpusort::io {
@@ -25,6 +26,10 @@ namespace gpusort::io {
 // its own) as writable pages without changing their contents, so that later writes there only copy.
 // Returns false where the kernel cannot (before Linux 5.14), or could not.
 bool populate_for_writing(std::byte* data, std::uint64_t length);
+
+// Bytes of the first `size` bytes of `file` that lie in the page cache now (mincore over a map
+// that is never touched); nullopt where that cannot be told.
+std::optional<std::uint64_t> resident_bytes(const File& file, std::uint64_t size);
 
 class FileMapping {
 public:

@@ -53,4 +53,16 @@ File create_temp_file(const std::string& folder) {
 
 bool direct_io_supported(const std::string& folder) { return create_temp_file(folder).use_direct_io(); }
 
+bool direct_io_possible_in(const std::string& folder) {
+#ifdef O_TMPFILE
+    const int fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+#else
+    (void)folder;
+    return false;
+#endif
+}
+
 }  // namespace gpusort::io

@@ -14,5 +14,8 @@ File create_temp_file(const std::string& folder);
 
 // Whether a temp file in `folder` can do direct I/O; throws IoError when none can be made there.
 bool direct_io_supported(const std::string& folder);
+// The same as a probe that fails nothing: false also where no nameless file (O_TMPFILE) can be
+// made there. It makes the plain system calls, which a test build never makes fail.
+bool direct_io_possible_in(const std::string& folder);
 
 }  // namespace gpusort::io

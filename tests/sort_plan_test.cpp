@@ -301,9 +301,9 @@ TEST(SortPlan, SpillsAreStripedOverOneFilePerThread) {
 
 // Spilled runs go through the page cache unless direct I/O is asked for, or (automatic) the page
 // cache could not hold them beside the output; runs that are not spilled take neither.
-TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
+TEST(SortPlan, DirectIoModeWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
     const std::uint64_t records = 100'000'000;  // 800 MB of u64, against a 64 MiB budget: spilled
-    auto plan_with = [&](SpillIo io, bool possible, std::optional<std::uint64_t> cache, PlanInput input) {
+    auto plan_with = [&](IoMode io, bool possible, std::optional<std::uint64_t> cache, PlanInput input) {
         input.spill_io = io;
         input.direct_io_possible = possible;
         input.page_cache_bytes = cache;
@@ -311,43 +311,100 @@ TEST(SortPlan, DirectSpillIoWhereAskedOrWhereThePageCacheCouldNotHoldTheRuns) {
     };
     const PlanInput file = file_of(records);
     const std::uint64_t both = 2 * records * 8;  // the runs and the output
-    const SortPlan direct = plan_with(SpillIo::direct, true, std::nullopt, file);
-    EXPECT_TRUE(direct.spill_direct());
+    const SortPlan direct = plan_with(IoMode::direct, true, std::nullopt, file);
+    EXPECT_TRUE(direct.spill_direct);
     // A bounce buffer per thread, within half the sixteenth of the budget kept back.
     EXPECT_EQ(direct.direct_io_piece, 512u << 10);
     EXPECT_EQ(direct.host.direct_io, 4 * direct.direct_io_piece);
     EXPECT_LE(direct.host.direct_io, direct.memory_bytes / 32);
     const SortPlan tiny = plan_sort([&] {
         PlanInput in = file_of(1'000'000);
-        in.spill_io = SpillIo::direct;
+        in.spill_io = IoMode::direct;
         in.direct_io_possible = true;
         return in;
     }(), budgets(1 << 20, 3), cpu_capacity(8));
     EXPECT_EQ(tiny.direct_io_piece, io::kDirectIoAlignment * 2);  // 1 MiB / 32 / 3 threads, in whole blocks
-    const SortPlan buffered = plan_with(SpillIo::buffered, true, 0, file);
-    EXPECT_FALSE(buffered.spill_direct());
+    const SortPlan buffered = plan_with(IoMode::buffered, true, 0, file);
+    EXPECT_FALSE(buffered.spill_direct);
     EXPECT_EQ(buffered.direct_io_piece, 0u);
     EXPECT_EQ(buffered.host.direct_io, 0u);
-    EXPECT_FALSE(plan_with(SpillIo::automatic, true, both, file).spill_direct());
-    EXPECT_TRUE(plan_with(SpillIo::automatic, true, both - 1, file).spill_direct());
-    EXPECT_FALSE(plan_with(SpillIo::automatic, false, 0, file).spill_direct());
-    EXPECT_FALSE(plan_with(SpillIo::automatic, true, std::nullopt, file).spill_direct());
+    EXPECT_FALSE(plan_with(IoMode::automatic, true, both, file).spill_direct);
+    EXPECT_TRUE(plan_with(IoMode::automatic, true, both - 1, file).spill_direct);
+    EXPECT_FALSE(plan_with(IoMode::automatic, false, 0, file).spill_direct);
+    EXPECT_FALSE(plan_with(IoMode::automatic, true, std::nullopt, file).spill_direct);
     // Several passes keep a second copy of the runs in the page cache for a while.
     PlanInput passes = file;
     passes.max_fan_in = 2;
-    const SortPlan two_copies = plan_with(SpillIo::automatic, true, both, passes);
+    const SortPlan two_copies = plan_with(IoMode::automatic, true, both, passes);
     ASSERT_GT(two_copies.merge_passes, 1u);
-    EXPECT_TRUE(two_copies.spill_direct());
+    EXPECT_TRUE(two_copies.spill_direct);
     // A stream's size is not known: direct only when asked for.
-    EXPECT_FALSE(plan_with(SpillIo::automatic, true, 0, stream_of()).spill_direct());
-    EXPECT_TRUE(plan_with(SpillIo::direct, true, std::nullopt, stream_of()).spill_direct());
+    EXPECT_FALSE(plan_with(IoMode::automatic, true, 0, stream_of()).spill_direct);
+    EXPECT_TRUE(plan_with(IoMode::direct, true, std::nullopt, stream_of()).spill_direct);
     // Nothing spilled, nothing direct.
-    EXPECT_FALSE(plan_with(SpillIo::direct, true, 0, file_of(1000)).spill_direct());
+    EXPECT_FALSE(plan_with(IoMode::direct, true, 0, file_of(1000)).spill_direct);
     // Asked for where the file system has none: refused, naming the folder.
     try {
-        plan_with(SpillIo::direct, false, std::nullopt, file);
+        plan_with(IoMode::direct, false, std::nullopt, file);
         ADD_FAILURE() << "direct I/O planned without it";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("'/tmp'"), std::string::npos) << e.what();
     }
+}
+
+// INPUT is read with direct I/O where asked for, or (automatic) where less than half of it is
+// cached or it is larger than the page cache may hold; OUTPUT is written so where asked for, or
+// where it is larger than the page cache may hold. Never where the file cannot take direct I/O.
+TEST(SortPlan, InputAndOutputGoDirectWhereAskedOrWhereColdOrLargerThanThePageCache) {
+    const std::uint64_t records = 1'000'000;  // 8 MB of u64
+    const std::uint64_t bytes = records * 8;
+    struct Case {
+        IoMode input_io, output_io;
+        bool possible;
+        std::optional<std::uint64_t> resident, cache;
+        bool input_direct, output_direct;
+    };
+    const Case cases[] = {
+        {IoMode::automatic, IoMode::automatic, true, bytes, 4 * bytes, false, false},       // warm, fits
+        {IoMode::automatic, IoMode::automatic, true, bytes / 2, 4 * bytes, false, false},   // half cached
+        {IoMode::automatic, IoMode::automatic, true, bytes / 2 - 1, 4 * bytes, true, false},  // cold
+        {IoMode::automatic, IoMode::automatic, true, bytes, bytes - 1, true, true},         // larger than the cache
+        {IoMode::automatic, IoMode::automatic, true, bytes, bytes, false, false},
+        {IoMode::automatic, IoMode::automatic, true, std::nullopt, std::nullopt, false, false},  // nothing known
+        {IoMode::automatic, IoMode::automatic, false, 0, 0, false, false},                  // no direct I/O there
+        {IoMode::direct, IoMode::direct, true, bytes, 4 * bytes, true, true},
+        {IoMode::direct, IoMode::direct, false, bytes, 4 * bytes, false, false},
+        {IoMode::buffered, IoMode::buffered, true, 0, 0, false, false},
+        {IoMode::buffered, IoMode::direct, true, 0, 4 * bytes, false, true},
+    };
+    for (const Case& c : cases) {
+        PlanInput input = file_of(records);
+        input.input_io = c.input_io;
+        input.output_io = c.output_io;
+        input.input_direct_possible = input.output_direct_possible = c.possible;
+        input.input_resident_bytes = c.resident;
+        input.page_cache_bytes = c.cache;
+        const SortPlan plan = plan_sort(input, budgets(64 << 20, 4), cpu_capacity(8));
+        const std::string what = "case " + std::to_string(&c - cases);
+        EXPECT_EQ(plan.input_direct, c.input_direct) << what;
+        EXPECT_EQ(plan.output_direct, c.output_direct) << what;
+        EXPECT_EQ(plan.direct_io_piece > 0, c.input_direct || c.output_direct || plan.spill_direct) << what;
+        EXPECT_EQ(plan.host.direct_io, plan.threads * plan.direct_io_piece) << what;
+    }
+    // A stream is written in order: never with direct I/O.
+    PlanInput streamed = file_of(records);
+    streamed.output_streamed = true;
+    streamed.output_io = IoMode::direct;
+    streamed.output_direct_possible = true;
+    EXPECT_FALSE(plan_sort(streamed, budgets(64 << 20, 4), cpu_capacity(8)).output_direct);
+    // An output written with direct I/O leaves the page cache to the spilled runs.
+    PlanInput spilled = file_of(100'000'000);  // 800 MB against a 64 MiB budget
+    spilled.direct_io_possible = spilled.output_direct_possible = true;
+    spilled.output_io = IoMode::direct;
+    spilled.page_cache_bytes = 100'000'000 * 8;
+    const SortPlan runs_cached = plan_sort(spilled, budgets(64 << 20, 4), cpu_capacity(8));
+    EXPECT_TRUE(runs_cached.output_direct);
+    EXPECT_FALSE(runs_cached.spill_direct);
+    spilled.output_io = IoMode::buffered;
+    EXPECT_TRUE(plan_sort(spilled, budgets(64 << 20, 4), cpu_capacity(8)).spill_direct);
 }

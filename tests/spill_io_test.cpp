@@ -29,7 +29,7 @@ namespace {
 // Sorts `keys` (a file, or a zstd stream) under the smallest budget, spilled with `spill_io`, and
 // expects the reference's bytes and no temp files left. Returns the report.
 template <class T>
-SortReport sort_keys(const std::vector<T>& keys, bool descending, SpillIo spill_io, bool stream,
+SortReport sort_keys(const std::vector<T>& keys, bool descending, IoMode spill_io, bool stream,
                      std::optional<std::size_t> fan_in, std::uint64_t run_records, const std::string& what,
                      std::uint64_t memory = kMinMemoryBudget) {
     ScratchDir dir, tmp;
@@ -56,13 +56,13 @@ SortReport sort_keys(const std::vector<T>& keys, bool descending, SpillIo spill_
     EXPECT_TRUE(same_bytes(read_keys<T>(options.output), reference_sort(keys, descending))) << what;
     EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
     EXPECT_GT(report.bytes_spilled, 0u) << what;
-    EXPECT_EQ(report.plan.spill_direct(), spill_io == SpillIo::direct) << what;
+    EXPECT_EQ(report.plan.spill_direct, spill_io == IoMode::direct) << what;
     return report;
 }
 
 }  // namespace
 
-TEST(SpillIo, KeysFromFilesAndStreamsWithManyRunsAndPasses) {
+TEST(IoMode, KeysFromFilesAndStreamsWithManyRunsAndPasses) {
     ScratchDir probe;
     SKIP_WITHOUT_DIRECT_IO(probe);
     // Runs of 10007 keys: no run, and no block of a merge pass, starts on a 4 KiB boundary.
@@ -72,29 +72,29 @@ TEST(SpillIo, KeysFromFilesAndStreamsWithManyRunsAndPasses) {
     for (bool stream : {false, true})
         for (std::optional<std::size_t> fan_in : {std::optional<std::size_t>{}, std::optional<std::size_t>{3}}) {
             const std::string what = std::string(stream ? "stream" : "file") + (fan_in ? ", fan-in 3" : "");
-            const SortReport report = sort_keys(u64, false, SpillIo::direct, stream, fan_in, 10007, "u64 " + what);
+            const SortReport report = sort_keys(u64, false, IoMode::direct, stream, fan_in, 10007, "u64 " + what);
             EXPECT_EQ(report.runs, 20u);
             if (fan_in) {
                 EXPECT_GT(report.merge_passes, 1u) << what;
             }
-            sort_keys(f32, true, SpillIo::direct, stream, fan_in, 10007, "f32 descending " + what);
-            sort_keys(i16, false, SpillIo::direct, stream, fan_in, 10007, "i16 few distinct " + what);
+            sort_keys(f32, true, IoMode::direct, stream, fan_in, 10007, "f32 descending " + what);
+            sort_keys(i16, false, IoMode::direct, stream, fan_in, 10007, "i16 few distinct " + what);
         }
     // The same sort through the page cache: the same bytes, by the same reference.
-    sort_keys(u64, false, SpillIo::buffered, false, 3, 10007, "u64 buffered");
+    sort_keys(u64, false, IoMode::buffered, false, 3, 10007, "u64 buffered");
 }
 
 // Runs of tens of MiB are spilled over one file per thread (3) in turns of 8 MiB: runs, blocks and
 // merge passes cross the turns from one file to the next, through the page cache and with direct
 // I/O (where the file system has it), from a file and from a stream.
-TEST(SpillIo, RunsStripedOverSeveralFilesCrossTheirTurns) {
+TEST(IoMode, RunsStripedOverSeveralFilesCrossTheirTurns) {
     ScratchDir probe;
     const auto keys = make_keys<std::uint64_t>(5'000'011, {gen::Distribution::uniform}, 14);  // 40 MiB: 5 turns
-    std::vector<SpillIo> ways = {SpillIo::buffered};
-    if (io::direct_io_supported(probe.path())) ways.push_back(SpillIo::direct);
-    for (SpillIo way : ways)
+    std::vector<IoMode> ways = {IoMode::buffered};
+    if (io::direct_io_supported(probe.path())) ways.push_back(IoMode::direct);
+    for (IoMode way : ways)
         for (bool stream : {false, true}) {
-            const std::string what = std::string(way == SpillIo::direct ? "direct" : "buffered") + (stream ? ", stream" : "");
+            const std::string what = std::string(way == IoMode::direct ? "direct" : "buffered") + (stream ? ", stream" : "");
             const SortReport report = sort_keys(keys, false, way, stream, 3, 1'000'003, what, std::uint64_t{64} << 20);
             EXPECT_EQ(report.plan.spill_files, 3u) << what;
             EXPECT_EQ(report.runs, 5u) << what;
@@ -102,7 +102,7 @@ TEST(SpillIo, RunsStripedOverSeveralFilesCrossTheirTurns) {
         }
 }
 
-TEST(SpillIo, RecordsStableAndUniqueWithManyRunsAndPasses) {
+TEST(IoMode, RecordsStableAndUniqueWithManyRunsAndPasses) {
     ScratchDir probe;
     SKIP_WITHOUT_DIRECT_IO(probe);
     for (const RecordCase& c : record_cases()) {
@@ -113,12 +113,12 @@ TEST(SpillIo, RecordsStableAndUniqueWithManyRunsAndPasses) {
             options.backend = Backend::cpu;
             options.threads = 3;
             options.memory_bytes = kMinMemoryBudget;
-            options.spill_io = SpillIo::direct;
+            options.spill_io = IoMode::direct;
             options.max_fan_in = 3;
             options.max_run_records = 4099;
             const SortReport report =
                 sort_records_and_compare(data, c.spec, unique, options, c.name + (unique ? ", unique" : ""));
-            EXPECT_TRUE(report.plan.spill_direct()) << c.name;
+            EXPECT_TRUE(report.plan.spill_direct) << c.name;
             EXPECT_GT(report.merge_passes, 1u) << c.name;
         }
     }

@@ -73,7 +73,9 @@ struct SortOptions {
     std::optional<std::uint64_t> memory_bytes;  // default: default_memory_budget()
     std::optional<unsigned> threads;            // default: default_threads()
     std::optional<std::string> tmp_dir;         // default: OUTPUT's folder
-    SpillIo spill_io = SpillIo::automatic;      // how spilled runs are written and read
+    IoMode spill_io = IoMode::automatic;        // how spilled runs are written and read
+    IoMode input_io = IoMode::automatic;        // how INPUT is read (a regular, uncompressed file)
+    IoMode output_io = IoMode::automatic;       // how OUTPUT is written (a regular, uncompressed file)
     Backend backend = Backend::automatic;       // automatic: the GPU when one is present
     int device = 0;                             // which GPU
     std::optional<std::uint64_t> device_memory_bytes;  // default: most of the GPU's free memory

@@ -68,10 +68,10 @@ struct ChunkCapacity {
     bool sorts_slices = false;
 };
 
-// How spilled runs are written and read (--spill-io): through the page cache, or with direct I/O
-// that bypasses it; automatic: direct only when the output and the spilled runs together would not
-// fit in the memory the page cache may take.
-enum class SpillIo { automatic, buffered, direct };
+// How a file is read or written (--input-io, --output-io, --spill-io): through the page cache, or
+// with direct I/O that bypasses it, in large requests, many in flight; automatic: the plan chooses
+// (see SortPlan::input_direct, output_direct and spill_direct).
+enum class IoMode { automatic, buffered, direct };
 
 // What is sorted, as the plan sees it.
 struct PlanInput {
@@ -87,8 +87,14 @@ struct PlanInput {
     std::string output_name;               // OUTPUT, for the disk needs' messages
     std::string output_folder;             // a regular OUTPUT's folder; empty for a stream
     std::string tmp_dir;                   // where runs are spilled
-    SpillIo spill_io = SpillIo::automatic;
+    IoMode spill_io = IoMode::automatic;
     bool direct_io_possible = false;       // tmp_dir's file system does direct I/O
+    IoMode input_io = IoMode::automatic;
+    IoMode output_io = IoMode::automatic;
+    bool input_direct_possible = false;    // INPUT is a regular, uncompressed file on a file system with direct I/O
+    bool output_direct_possible = false;   // OUTPUT is a regular, uncompressed file on a file system with direct I/O
+    // Bytes of INPUT that lie in the page cache now; nullopt when unknown.
+    std::optional<std::uint64_t> input_resident_bytes;
     std::optional<std::uint64_t> page_cache_bytes;  // memory the page cache may take besides the budget
     // The runs go into memory the caller gives (SortOptions::shared_runs), not the budget's, and are
     // always formed and merged, even where the input would fit one chunk.
@@ -147,8 +153,8 @@ struct HostMemoryPlan {
     std::uint64_t runs = 0;            // runs kept in host memory
     std::uint64_t merge_buffers = 0;   // read and output buffers of all merge tasks on the host
     std::uint64_t in_order_slices = 0; // slices held by a merge into a sequential output
-    // Direct I/O's bounce buffers, one per thread (runs spilled so): out of the sixteenth of the
-    // budget kept back, not among the shares below.
+    // Direct I/O's bounce buffers, one per thread (where any file is read or written so): out of the
+    // sixteenth of the budget kept back, not among the shares below.
     std::uint64_t direct_io = 0;
     std::uint64_t forming() const { return sorter + staging + stream_chunks + reader + writer + samples + runs; }
     std::uint64_t merging() const { return staging + reader + writer + samples + runs + merge_buffers + in_order_slices; }
@@ -182,10 +188,16 @@ struct SortPlan {
     // more would).
     std::uint64_t sample_stride = 0;
     std::uint64_t sample_memory = 0;
-    // Spilled runs are written and read with direct I/O (SpillIo), direct_io_piece bytes per
-    // transfer at most; 0: through the page cache.
+    // Transfers with direct I/O take direct_io_piece bytes at most (0: none is made). Automatic
+    // choices: INPUT is read so when less than half of it lies in the page cache, or when it is
+    // larger than the memory the page cache may take; OUTPUT is written so when it is larger than
+    // that memory; spilled runs when they and the output together are.
     std::uint64_t direct_io_piece = 0;
-    bool spill_direct() const { return direct_io_piece > 0; }
+    bool input_direct = false;
+    bool output_direct = false;
+    bool spill_direct = false;
+    // The piece an io::SpillFile of the runs is given: 0 for the page cache.
+    std::uint64_t spill_piece() const { return spill_direct ? direct_io_piece : 0; }
     // Spilled runs, and the runs of intermediate merge passes, are laid over this many temp files
     // (io::SpillFile), one per thread up to kMaxSpillFiles, so that the threads write them side by
     // side; 0 for one chunk, which spills nothing.
@@ -228,8 +240,12 @@ struct SortPlan {
 SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity);
 
 // Defaults read off the machine.
-std::uint64_t available_memory();       // MemAvailable, within the cgroup's limit; 0 when unknown
-std::uint64_t default_memory_budget();  // a safe share of the memory available now
+// MemAvailable, at most the room left under the memory limit of this process's cgroup and its
+// ancestors (cgroup v2 or v1); 0 when MemAvailable is unknown.
+std::uint64_t available_memory();
+// Half the memory available now, as available_memory() but 2 GiB where MemAvailable is unknown;
+// at least kMinMemoryBudget.
+std::uint64_t default_memory_budget();
 // The device memory a sort may take of `free_bytes` free: all of it less a reserve left to the
 // driver and other programs (the default --device-memory).
 std::uint64_t device_memory_available(std::uint64_t free_bytes);

@@ -27,6 +27,14 @@ std::uint64_t size_option(const po::variables_map& vm, const char* name) {
     return *size;
 }
 
+IoMode io_mode_option(const po::variables_map& vm, const char* name) {
+    const auto& text = vm[name].as<std::string>();
+    if (text == "auto") return IoMode::automatic;
+    if (text == "buffered") return IoMode::buffered;
+    if (text == "direct") return IoMode::direct;
+    throw std::invalid_argument(std::string("--") + name + ": '" + text + "' is not one of auto, buffered, direct");
+}
+
 }  // namespace
 
 std::string phase_seconds_json(const SortReport& report) {
@@ -67,6 +75,8 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         ("threads", po::value<std::string>(), "host threads, 1 to 1024 (default: all CPUs)")
         ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
         ("spill-io", po::value<std::string>()->default_value("auto"), "how runs spilled to --tmp-dir are written and read: buffered (through the page cache), direct (bypassing it), or auto (direct when the page cache could not hold the runs beside the output)")
+        ("input-io", po::value<std::string>()->default_value("auto"), "how INPUT is read: buffered (through the page cache, or its map), direct (bypassing it, in large requests, many in flight), or auto (direct when less than half of INPUT is cached, or it is larger than the memory the cache may take)")
+        ("output-io", po::value<std::string>()->default_value("auto"), "how OUTPUT is written: buffered, direct, or auto (direct when OUTPUT is larger than the memory the page cache may take)")
         ("sync", "flush the output to disk before it is renamed into place (always done when OUTPUT is INPUT)")
         ("input-compression", po::value<std::string>(), "read INPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdin: none)")
         ("output-compression", po::value<std::string>(), "write OUTPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdout: none)")
@@ -162,11 +172,9 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
             throw std::invalid_argument("--device-memory: at least 1M is needed");
     }
     if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
-    const auto& spill_io = vm["spill-io"].as<std::string>();
-    if (spill_io == "auto") sort.spill_io = SpillIo::automatic;
-    else if (spill_io == "buffered") sort.spill_io = SpillIo::buffered;
-    else if (spill_io == "direct") sort.spill_io = SpillIo::direct;
-    else throw std::invalid_argument("--spill-io: '" + spill_io + "' is not one of auto, buffered, direct");
+    sort.spill_io = io_mode_option(vm, "spill-io");
+    sort.input_io = io_mode_option(vm, "input-io");
+    sort.output_io = io_mode_option(vm, "output-io");
     sort.sync = vm.count("sync") > 0;
     auto compression = [&](const char* name) -> std::optional<Compression> {
         if (!vm.count(name)) return std::nullopt;
@@ -234,7 +242,9 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"runs\": " << report.runs << ",\n"
         << "  \"merge_passes\": " << report.merge_passes << ",\n"
         << "  \"bytes_spilled\": " << report.bytes_spilled << ",\n"
-        << "  \"spill_io\": " << json_string(report.bytes_spilled == 0 ? "none" : p.spill_direct() ? "direct" : "buffered") << ",\n"
+        << "  \"spill_io\": " << json_string(report.bytes_spilled == 0 ? "none" : p.spill_direct ? "direct" : "buffered") << ",\n"
+        << "  \"input_io\": " << json_string(report.input_streamed ? "stream" : p.input_direct ? "direct" : "buffered") << ",\n"
+        << "  \"output_io\": " << json_string(report.output_streamed ? "stream" : p.output_direct ? "direct" : "buffered") << ",\n"
         << "  \"budgets\": {\"memory\": " << p.memory_bytes
         << ", \"device_memory\": " << (p.device ? p.device->budget_bytes : 0) << ", \"threads\": " << p.threads << "},\n"
         << "  \"plan\": " << plan_json(p, 2) << ",\n"

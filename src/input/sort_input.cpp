@@ -43,6 +43,18 @@ void SortInput::open_stream(const io::StreamReaderQueue& queue) {
     reader_ = std::make_unique<io::StreamReader>(file_.is_open() ? file_.fd() : STDIN_FILENO, name_, compression_, queue);
 }
 
+bool SortInput::direct_io_possible() const { return !memory_ && !streamed_ && size_ > 0 && file_.direct_io_possible(); }
+
+std::optional<std::uint64_t> SortInput::resident_bytes() const {
+    if (memory_ || streamed_) return std::nullopt;
+    return io::resident_bytes(file_, size_);
+}
+
+bool SortInput::use_direct_io(std::size_t piece) {
+    if (memory_ || streamed_) throw std::logic_error("SortInput::use_direct_io: not a file read at offsets");
+    return file_.use_direct_io(piece);
+}
+
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
     if (memory_)
         io::copy_parallel(bytes.data(), memory_->subspan(static_cast<std::size_t>(offset), bytes.size()));
@@ -52,7 +64,7 @@ void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
 }
 
 const std::byte* SortInput::source() {
-    if (keep_checksum_ || streamed_ || size_ == 0) return nullptr;
+    if (keep_checksum_ || streamed_ || size_ == 0 || file_.direct()) return nullptr;
     if (memory_) return memory_->data();
     if (!map_) {
         try {

@@ -46,12 +46,20 @@ public:
     std::uint64_t size() const { return size_; }
     const io::File& file() const { return file_; }
 
+    // A file read at offsets, not one in memory, whose file system does direct I/O.
+    bool direct_io_possible() const;
+    // Bytes of such a file in the page cache now; nullopt when that cannot be told.
+    std::optional<std::uint64_t> resident_bytes() const;
+    // Reads such a file with direct I/O, in pieces of `piece` bytes, from now on (source() is then
+    // null); false where its file system has none (it is then read through the page cache).
+    bool use_direct_io(std::size_t piece);
+
     // A file: bytes [offset, offset + size), read by several threads.
     void read_at(std::uint64_t offset, std::span<std::byte> bytes);
     // The bytes of a file read at offsets where they already lie in memory: a read-only map of the
     // file (made on the first call), or the records in memory; a sorter on a device copies chunks
     // from there itself (ChunkIo::source). Null for a stream, where the file cannot be mapped, and
-    // where every byte must pass read_at (the checksum). Call before the sort's threads start.
+    // where every byte must pass read_at (the checksum, direct I/O). Call before the sort's threads start.
     const std::byte* source();
     // A stream: the next bytes, as many as there are up to bytes.size() (fewer only at the end);
     // the stream ending inside a record is an error.

@@ -299,7 +299,7 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
         const std::size_t entry = runs[0].entry_bytes;
         if (progress) progress->start_phase(ProgressPhase::merging, pass_keys * entry);
-        auto file = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
+        auto file = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece());
         file->allocate(0, pass_keys * entry);
         bytes_spilled += pass_keys * entry;
 

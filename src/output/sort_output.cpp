@@ -109,6 +109,10 @@ void OutputTarget::check_as_written(const KeySpec& spec, bool strict) {
 const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     reserved_ = bytes;
     if (stream_) return output_.emplace(stream_.get(), progress_);
+    if (direct_piece_ > 0 && atomic_ && bytes > 0 && atomic_->file().use_direct_io(direct_piece_)) {
+        atomic_->file().allocate(bytes);
+        return output_.emplace(PositionalFile{&atomic_->file(), 0}, progress_);
+    }
     const io::File& file = atomic_ ? atomic_->file() : region_;
     // Written through a memory map when the space is reserved (no page can then meet a full disk).
     if (bytes > 0 && file.allocate(region_offset_, bytes) && may_map_) {

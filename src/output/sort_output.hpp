@@ -154,6 +154,11 @@ public:
     // A file is then written with pwrite, never through a memory map (which takes address space
     // as large as the output).
     void write_without_map() { may_map_ = false; }
+    // A file is then written with direct I/O in pieces of `piece` bytes (io::File::use_direct_io),
+    // not through a map; where its file system has none, as it would be otherwise.
+    void write_direct(std::size_t piece) { direct_piece_ = piece; }
+    // The file is written with direct I/O (once open).
+    bool direct() const { return atomic_ && atomic_->file().direct(); }
     // Called once the output's size is known, before the first byte is written.
     const SortOutput& open(std::uint64_t bytes);
     // After the last write: drops the unused end (records dropped by --unique) and flushes the stream.
@@ -184,6 +189,7 @@ private:
     std::size_t verify_block_bytes_;
     io::StreamReaderQueue verify_queue_;
     bool may_map_ = true;
+    std::size_t direct_piece_ = 0;
     ProgressCounters* progress_ = nullptr;
 };
 

@@ -47,6 +47,11 @@ std::string count_text(std::uint64_t n, const char* one, const char* many) {
 }
 
 // "sorter 60.0 MiB + samples 1.0 MiB" of the parts that are not 0.
+// How a file is read or written: with direct I/O in pieces of `piece`, or through the page cache.
+std::string io_text(bool direct, std::uint64_t piece) {
+    return direct ? "with direct I/O in pieces of " + size_text(piece) : "through the page cache";
+}
+
 std::string parts_text(std::initializer_list<std::pair<const char*, std::uint64_t>> parts) {
     std::string text;
     for (const auto& [name, bytes] : parts)
@@ -65,6 +70,8 @@ std::string plan_text(const SortPlan& p) {
                          : "a stream of records of " + count_text(p.record_size, "byte", "bytes") +
                                ", its size known only at its end")
         << "\n";
+    out << "files:        INPUT " << (p.size_known ? io_text(p.input_direct, p.direct_io_piece) : "read in order") << ", OUTPUT "
+        << (p.output_streamed ? "written in order" : io_text(p.output_direct, p.direct_io_piece)) << "\n";
     out << "budgets:      host memory " << size_text(p.memory_bytes) << ", " << count_text(p.threads, "thread", "threads")
         << "\n";
     if (p.device)
@@ -87,7 +94,7 @@ std::string plan_text(const SortPlan& p) {
         if (p.size_known) out << ": " << count_text(p.runs, "run", "runs");
         if (p.runs_kept_in_memory)
             out << ", kept in host memory\n";
-        else if (p.spill_direct())
+        else if (p.spill_direct)
             out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " with direct I/O in pieces of "
                 << size_text(p.direct_io_piece) << " (bounce buffers " << size_text(h.direct_io) << ")\n";
         else
@@ -157,7 +164,8 @@ std::string plan_json(const SortPlan& p, int indent) {
         << pad << "\"chunk_memory\": {\"host\": " << p.chunk_memory.host_bytes << ", \"device\": " << p.chunk_memory.device_bytes
         << ", \"staging\": " << p.chunk_memory.staging_bytes << "},\n"
         << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_kept_in_memory\": " << flag(p.runs_kept_in_memory)
-        << ", \"spill_direct\": " << flag(p.spill_direct()) << ", \"direct_io_piece\": " << p.direct_io_piece
+        << ", \"spill_direct\": " << flag(p.spill_direct) << ", \"input_direct\": " << flag(p.input_direct)
+        << ", \"output_direct\": " << flag(p.output_direct) << ", \"direct_io_piece\": " << p.direct_io_piece
         << ", \"spill_files\": " << p.spill_files
         << ", \"sample_stride\": " << p.sample_stride << ", \"sample_memory\": " << p.sample_memory << ",\n"
         << pad << "\"merge_on_device\": " << flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots

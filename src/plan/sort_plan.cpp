@@ -5,6 +5,7 @@
 #include "io/file.hpp"
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
+#include "src/plan/cgroup_memory.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -42,29 +43,9 @@ std::uint64_t mem_available() {
     return 0;
 }
 
-// The cgroup (v2 or v1) memory limit minus what is used, max() when there is none.
-std::uint64_t cgroup_room() {
-    auto read_number = [](const char* path, std::uint64_t& out) {
-        std::ifstream in(path);
-        std::string text;
-        if (!(in >> text) || text == "max") return false;
-        try {
-            out = std::stoull(text);
-        } catch (...) {
-            return false;
-        }
-        return true;
-    };
-    std::uint64_t limit = 0, used = 0;
-    if (read_number("/sys/fs/cgroup/memory.max", limit)) {
-        read_number("/sys/fs/cgroup/memory.current", used);
-    } else if (read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit)) {
-        read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", used);
-    } else {
-        return std::numeric_limits<std::uint64_t>::max();
-    }
-    return limit > used ? limit - used : 0;
-}
+// The room left under the cgroup's memory limit (the process's group and its ancestors), max()
+// when there is none.
+std::uint64_t cgroup_room() { return cgroup_memory().room.value_or(std::numeric_limits<std::uint64_t>::max()); }
 
 }  // namespace
 
@@ -278,6 +259,39 @@ unsigned host_merge_passes(const SortPlan& plan, std::uint64_t runs) {
     return passes;
 }
 
+
+// Which files are read and written with direct I/O, and in what pieces (see SortPlan::direct_io_piece).
+void plan_direct_io(SortPlan& plan, const PlanInput& input, const Budgets& budgets) {
+    if (input.spill_io == IoMode::direct && !input.direct_io_possible)
+        throw std::invalid_argument("--spill-io direct: the file system of '" + input.tmp_dir +
+                                    "' (--tmp-dir) does not do direct I/O");
+    const std::uint64_t input_bytes = plan.records * input.record_size;
+    // What the page cache would have to hold; it holds anything where its size is not known.
+    auto too_large = [&](std::uint64_t bytes) { return plan.size_known && input.page_cache_bytes && bytes > *input.page_cache_bytes; };
+    auto choose = [](IoMode mode, bool possible, bool automatic) {
+        return possible && (mode == IoMode::direct || (mode == IoMode::automatic && automatic));
+    };
+    // INPUT: cold (less than half of it in the page cache), or larger than the cache may hold.
+    const bool cold = input.input_resident_bytes && *input.input_resident_bytes < input_bytes / 2;
+    plan.input_direct = input_bytes > 0 && choose(input.input_io, input.input_direct_possible, cold || too_large(input_bytes));
+    // OUTPUT: larger than the page cache may hold, so that its writeback would hold the sort back.
+    plan.output_direct = input_bytes > 0 && !input.output_streamed &&
+                         choose(input.output_io, input.output_direct_possible, too_large(input_bytes));
+    // Spilled runs: when they, with the output where it goes through the cache, would not fit
+    // there: they would push each other (and the input) out of it.
+    const bool spills = !plan.one_chunk && !plan.runs_kept_in_memory;
+    const std::uint64_t spilled = plan.records * plan.entry_bytes * (plan.merge_passes > 1 ? 2 : 1);
+    const std::uint64_t cached = spilled + (input.output_streamed || plan.output_direct ? 0 : input_bytes);
+    plan.spill_direct = spills && choose(input.spill_io, input.direct_io_possible, too_large(cached));
+    // Each thread's bounce buffer takes one piece: together at most half of the sixteenth of the
+    // budget kept back (and one block each at least).
+    if (plan.input_direct || plan.output_direct || plan.spill_direct) {
+        const std::uint64_t share = budgets.memory_bytes / 32 / plan.threads;
+        plan.direct_io_piece = std::clamp<std::uint64_t>(share / io::kDirectIoAlignment * io::kDirectIoAlignment,
+                                                         io::kDirectIoAlignment, io::kMaxDirectIoPiece);
+        plan.host.direct_io = std::uint64_t{plan.threads} * plan.direct_io_piece;
+    }
+}
 }  // namespace
 
 SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity) {
@@ -380,29 +394,9 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
         }
     }
 
-    // Spilled runs: with direct I/O when asked for, or (automatic) when the page cache could not hold
-    // them beside the output, so that they would push each other (and the input) out of it.
-    if (input.spill_io == SpillIo::direct && !input.direct_io_possible)
-        throw std::invalid_argument("--spill-io direct: the file system of '" + input.tmp_dir +
-                                    "' (--tmp-dir) does not do direct I/O");
-    const bool spills = !plan.one_chunk && !plan.runs_kept_in_memory;
     // Runs kept in memory still spill what an intermediate merge pass writes.
     if (!plan.one_chunk) plan.spill_files = std::min<std::size_t>(plan.threads, kMaxSpillFiles);
-    bool direct = spills && input.spill_io == SpillIo::direct;
-    if (spills && input.spill_io == SpillIo::automatic && input.direct_io_possible && plan.size_known &&
-        input.page_cache_bytes) {
-        const std::uint64_t cached = plan.records * entry * (plan.merge_passes > 1 ? 2 : 1) +
-                                     (input.output_streamed ? 0 : plan.records * input.record_size);
-        direct = cached > *input.page_cache_bytes;
-    }
-    // Each thread's bounce buffer takes one piece: together at most half of the sixteenth of the
-    // budget kept back (and one block each at least).
-    if (direct) {
-        const std::uint64_t share = budgets.memory_bytes / 32 / plan.threads;
-        plan.direct_io_piece = std::clamp<std::uint64_t>(share / io::kDirectIoAlignment * io::kDirectIoAlignment,
-                                                         io::kDirectIoAlignment, io::kMaxDirectIoPiece);
-        plan.host.direct_io = std::uint64_t{plan.threads} * plan.direct_io_piece;
-    }
+    plan_direct_io(plan, input, budgets);
 
     // Disk: the output (a file of known size), and the spilled runs, with a second copy of them
     // while an intermediate merge pass runs.

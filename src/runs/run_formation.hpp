@@ -67,7 +67,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
         buffer = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
         memory = buffer->data();
     } else {
-        spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
+        spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece());
         spill->allocate(0, total * entry);
     }
     std::vector<SortedRun<T>> runs;
@@ -131,7 +131,7 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                                                 const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
                                                 PhaseTimes& times, ProgressCounters* progress = nullptr) {
     const std::size_t entry = plan.entry_bytes;
-    auto spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.direct_io_piece);
+    auto spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece());
     std::vector<std::unique_ptr<SortedRun<T>>> runs;
     std::vector<bool> formed;  // runs whose samples are all taken (guarded by the mutex below)
     std::uint64_t stride = plan.sample_stride;

@@ -23,6 +23,7 @@
 #include "src/input/sort_input.hpp"
 #include "src/output/sort_output.hpp"
 #include "src/plan/plan_report.hpp"
+#include "src/plan/cgroup_memory.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -108,6 +109,7 @@ private:
     static KeySpec key_of(const SortOptions& options);
     static Budgets budgets_of(const SortOptions& options, bool& address_space_limited);
     static OutputShape shape_of(const SortOptions& options);
+    void plan_input_output_io(const SortOptions& options, PlanInput& what) const;
 };
 
 // OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
@@ -130,6 +132,15 @@ Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_
     budgets.threads = std::max(1u, options.threads.value_or(default_threads()));
     budgets.device_memory_bytes = options.device_memory_bytes;
     if (budgets.memory_bytes < kMinMemoryBudget) throw std::invalid_argument("the memory budget must be at least 1M");
+    // A --memory beyond the memory there is now is said, not refused: the sort may still fit in it.
+    if (options.memory_bytes && options.notice)
+        if (const std::uint64_t available = available_memory(); available > 0 && budgets.memory_bytes > available) {
+            const std::optional<std::uint64_t> cgroup_limit = cgroup_memory().limit;
+            options.notice("--memory " + size_text(budgets.memory_bytes) + " is more than the " + size_text(available) +
+                           " of memory available" +
+                           (cgroup_limit ? " (within the cgroup's limit of " + size_text(*cgroup_limit) + ")" : "") +
+                           ": the sort may swap or be killed; give a smaller --memory");
+        }
     // Under a limit on tasks (ulimit -u, a container's) the sort runs on the threads it can start,
     // checked now: a thread that TBB cannot start later ends the program.
     int error = 0;
@@ -208,10 +219,11 @@ PlannedSort::PlannedSort(const SortOptions& options)
     what.tmp_dir = tmp_dir;
     what.spill_io = options.spill_io;
     // Forced, direct I/O is checked now; chosen by the plan, once it is chosen (below).
-    what.direct_io_possible = options.spill_io == SpillIo::direct ? io::direct_io_supported(tmp_dir)
-                                                                  : options.spill_io == SpillIo::automatic;
+    what.direct_io_possible = options.spill_io == IoMode::direct ? io::direct_io_supported(tmp_dir)
+                                                                  : options.spill_io == IoMode::automatic;
     if (const std::uint64_t available = available_memory(); available > 0)
         what.page_cache_bytes = available > budgets.memory_bytes ? available - budgets.memory_bytes : 0;
+    plan_input_output_io(options, what);
     what.runs_in_caller_memory = options.shared_runs.has_value();
     what.max_fan_in = options.max_fan_in;
     what.max_run_records = options.max_run_records;
@@ -221,10 +233,30 @@ PlannedSort::PlannedSort(const SortOptions& options)
         chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
     plan = plan_sort(what, budgets, capacity);
     // Where tmp_dir's file system has no direct I/O, runs are spilled through the page cache.
-    if (options.spill_io == SpillIo::automatic && plan.spill_direct() && !io::direct_io_supported(tmp_dir)) {
+    if (options.spill_io == IoMode::automatic && plan.spill_direct && !io::direct_io_supported(tmp_dir)) {
         what.direct_io_possible = false;
         plan = plan_sort(what, budgets, capacity);
     }
+    if (plan.input_direct) input.use_direct_io(static_cast<std::size_t>(plan.direct_io_piece));
+}
+
+// What the plan needs to choose how INPUT is read and OUTPUT written: whether direct I/O can be used
+// (a regular, uncompressed file on a file system that does it) and how much of INPUT is cached.
+// Direct I/O asked for where it cannot be used falls back to the page cache, with a notice.
+void PlannedSort::plan_input_output_io(const SortOptions& options, PlanInput& what) const {
+    what.input_io = options.input_io;
+    what.output_io = options.output_io;
+    if (options.input_io != IoMode::buffered) what.input_direct_possible = input.direct_io_possible();
+    if (options.input_io == IoMode::automatic && what.input_direct_possible) what.input_resident_bytes = input.resident_bytes();
+    const bool output_file = !output.sequential && !output.folder.empty() && !options.output_region && !options.shared_runs;
+    if (options.output_io != IoMode::buffered && output_file) what.output_direct_possible = io::direct_io_possible_in(output.folder);
+    auto fall_back = [&](IoMode mode, bool possible, const std::string& which) {
+        if (mode == IoMode::direct && !possible && options.notice)
+            options.notice("--" + which + "-io direct: " + which +
+                           " is not a regular, uncompressed file on a file system with direct I/O; it goes through the page cache");
+    };
+    fall_back(options.input_io, what.input_direct_possible || (!input.streamed() && input.size() == 0), "input");
+    fall_back(options.output_io, what.output_direct_possible, "output");
 }
 
 // The stream reader's queue as planned (a streamed input; --verify of a compressed output).
@@ -615,6 +647,7 @@ SortReport sort_file(const SortOptions& options) {
                          plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
                          options.progress, options.output_region});
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
+    if (plan.output_direct) target.write_direct(static_cast<std::size_t>(plan.direct_io_piece));
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
 
     SortJob job{planned, &target, report, options.order, options.unique, options.progress};

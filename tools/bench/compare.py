@@ -29,11 +29,56 @@ Writes results.csv, then table.md and the plots (report.py) into --out, and prin
                          [--slow-peers-up-to 12G]
 --quick: small sizes (4 and 16 MiB), a check of the whole run in about a minute on 2 cores.
 --only: these workloads alone (--list prints their names). --plots: no matplotlib is an error.
+
+Larger than memory (opt-in: --larger-than-memory SIZE, e.g. 16G, adds the workload u64-<SIZE>-cold,
+which --only can pick alone): random u64 of that size, sorted by programs held to a quarter of the
+data's size of memory (--cgroup-memory SIZE sets another limit), with the input out of the page
+cache. It needs root, a cgroup v2 mount with the memory controller, and a writable
+/proc/sys/vm/drop_caches; where one is missing it prints one line saying which and the workload is
+reported as skipped (the others run). How it runs:
+  the cgroup   a child cgroup <cgroup v2 mount>/gpusort-bench-<pid> (the mount from /proc/self/mounts),
+               the memory controller enabled in the mount's cgroup.subtree_control when it is not
+               yet (that fails when that cgroup has processes in it: cgroup v2 enables controllers for
+               the children of a non-root cgroup only while it has none; the line says so), with
+               memory.max the limit and memory.swap.max 0 where that file exists. Each timed command
+               runs as sh -c 'echo $$ > <cgroup>/cgroup.procs && <command> && sync', so that only
+               the command (and that shell) is held to the limit. The cgroup is removed at the end,
+               also after an error; the controller, where it was enabled here, is disabled again
+               when no other cgroup is left beside it.
+  each run     the output deleted first, then `sync` and `echo 3 > /proc/sys/vm/drop_caches` (the
+               input cold), then the timed command. The time includes the final `sync`: what a
+               buffered writer leaves dirty in the page cache at its exit is counted (cp too).
+  dd           first, in the same sitting and outside the cgroup, --repeat runs each of the disk's
+               bandwidth with direct I/O (the page cache dropped before each):
+                 read:  dd if=<the data> of=/dev/null bs=64M iflag=direct
+                 write: dd if=/dev/zero of=<a new file> bs=64M count=<data size> iflag=count_bytes
+                        oflag=direct conv=fsync
+               (zeros measure the write bandwidth as well as the data would: no compressing file
+               system is assumed; a copy of the data with dd would read and write at once). The
+               bytes and seconds come from dd's last line; the medians are kept (rows `dd read`,
+               `dd write`).
+  programs     (--programs picks some; --sort-memory sets the --memory they get)
+               cp (into a new file); gpusort-gpu one-chunk (--memory: half the limit; the device
+               takes the data whole where it can), gpusort-gpu runs (also --device-memory: an
+               eighth of the data, so that runs are spilled), gpusort-gpu default (no budget given:
+               gpusort-file takes its own from the memory it sees); gpusort-cpu (--memory: half the
+               limit); stxxl (--memory: half the limit; it runs here whatever --slow-peers-up-to
+               says).
+  the floor    the seconds the program's bytes take at dd's bandwidth: the data read once and
+               written once (size / read bandwidth + size / write bandwidth) for cp and for a sort
+               that spilled nothing; twice that for a sort that spilled its runs to the same disk
+               (gpusort: bytes_spilled > 0 in its --stats; STXXL: the data exceed its --memory).
+               Columns floor_s and vs_floor (median / floor), and from gpusort's --stats: its phases,
+               each phase's GB/s (the data's bytes over the phase's seconds, for read, write and
+               merge), bytes_spilled, spill_io, input_io and output_io (what it chose, where the
+               stats say) and the memory budget it took.
 """
 import argparse
 import csv
+import errno
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -49,6 +94,8 @@ MIB = 1 << 20
 GIB = 1 << 30
 PEERS = ("ips4o", "stxxl", "gnu-sort")
 PHASES = ["read", "copy_in", "sort", "copy_out", "write", "merge"]
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+DD_BLOCK = 64 * MIB
 
 
 def find(bin_dir, name):
@@ -92,12 +139,13 @@ class Workload:
     the key options of gpusort-file and gpusort-check, the peers' --type (None: no peer), what
     gpusort-file adds (`extra`), and whether it runs through pipes."""
 
-    def __init__(self, name, gen, keys, peer_type, extra=(), pipe=False, zst=False, stxxl_memory=None):
+    def __init__(self, name, gen, keys, peer_type, extra=(), pipe=False, zst=False, stxxl_memory=None, cold=False):
         self.name, self.gen, self.keys, self.peer_type = name, list(gen), list(keys), peer_type
         self.extra, self.pipe, self.zst, self.stxxl_memory = list(extra), pipe, zst, stxxl_memory
+        self.cold = cold  # the larger-than-memory workload: input cold, every program in a memory cgroup
 
 
-def workloads(sizes, gensort_records, zst_records):
+def workloads(sizes, gensort_records, zst_records, cold_size=None):
     out = []
     for size in sizes:
         for t in ("u32", "u64"):
@@ -116,6 +164,8 @@ def workloads(sizes, gensort_records, zst_records):
     gensort = ["--format", "gensort", "--count"]
     out.append(Workload(f"gensort-{zst_records}-zst", gensort + [zst_records], ["--format", "gensort"], None, zst=True))
     out.append(Workload(f"gensort-{gensort_records}", gensort + [gensort_records], ["--format", "gensort"], "gensort"))
+    if cold_size:
+        out.append(Workload(f"u64-{label(cold_size)}-cold", u64(cold_size), ["--type", "u64"], None, cold=True))
     return out
 
 
@@ -140,12 +190,32 @@ def main():
     ap.add_argument("--plots", action="store_true", help="fail when the plots cannot be made (no matplotlib)")
     ap.add_argument("--slow-peers-up-to", default="12G",
                     help="stxxl and gnu-sort (which sort at well under 1 GB/s) run on workloads up to this size")
+    ap.add_argument("--larger-than-memory", metavar="SIZE",
+                    help="add the workload u64-SIZE-cold: random u64 of SIZE (e.g. 16G), the input cold, every "
+                         "program in a cgroup of a quarter of SIZE (needs root and cgroup v2; see above)")
+    ap.add_argument("--sort-memory", metavar="SIZE",
+                    help="larger than memory: the --memory the programs get (default: half the cgroup's limit)")
+    ap.add_argument("--programs", metavar="NAME[,NAME...]",
+                    help="larger than memory: only the programs whose names start with these (cp always runs)")
+    ap.add_argument("--cgroup-memory", metavar="SIZE",
+                    help="memory.max of that workload's cgroup (default: a quarter of --larger-than-memory)")
     args = ap.parse_args()
     if args.repeat < 1:
         sys.exit("compare.py: --repeat must be at least 1")
+    try:
+        cold_size = size_arg(args.larger_than_memory) if args.larger_than_memory else None
+        cgroup_memory = size_arg(args.cgroup_memory) if args.cgroup_memory else None
+    except (ValueError, IndexError):
+        sys.exit("compare.py: --larger-than-memory and --cgroup-memory take a size (e.g. 16G, 4G)")
+    if cgroup_memory is not None and not cold_size:
+        sys.exit("compare.py: --cgroup-memory is for the workload that --larger-than-memory adds")
+    if cold_size is not None and cold_size < MIB:
+        sys.exit("compare.py: --larger-than-memory: at least 1M")
+    if cgroup_memory is not None and cgroup_memory < 4 * MIB:
+        sys.exit("compare.py: --cgroup-memory: at least 4M")
 
     sizes = [size_arg(s) for s in (args.sizes or ("4M,16M" if args.quick else "1G,4G,16G")).split(",")]
-    chosen = workloads(sizes, "200K" if args.quick else "100M", "100K" if args.quick else "40M")
+    chosen = workloads(sizes, "200K" if args.quick else "100M", "100K" if args.quick else "40M", cold_size)
     if args.list:
         print("\n".join(w.name for w in chosen))
         return 0
@@ -153,7 +223,8 @@ def main():
         names = args.only.split(",")
         unknown = set(names) - {w.name for w in chosen}
         if unknown:
-            sys.exit(f"compare.py: no workload named {', '.join(sorted(unknown))} (--list shows them)")
+            hint = " (--larger-than-memory SIZE adds u64-SIZE-cold)" if any(n.endswith("-cold") for n in unknown) else ""
+            sys.exit(f"compare.py: no workload named {', '.join(sorted(unknown))} (--list shows them){hint}")
         chosen = [w for w in chosen if w.name in names]
 
     sort_bin, gen_bin, check_bin = (find(args.bin, n) for n in ("gpusort-file", "gpusort-gen", "gpusort-check"))
@@ -190,6 +261,13 @@ def main():
     slow_limit = size_arg(args.slow_peers_up_to)
     for w in chosen:
         size = expected_bytes(w)
+        if w.cold:
+            tools = {"sort": sort_bin, "gen": gen_bin, "check": check_bin, "stxxl": stxxl_bin}
+            made_rows, seen = run_cold(w, size, cgroup_memory or max(size // 4, 4 * MIB), tools, gpu_ok, work, args,
+                                       rows, missing)
+            rows += made_rows
+            device = seen or device
+            continue
         if "--device-memory" in w.extra and not gpu_ok:
             missing[w.name] = "skipped: no GPU"
             continue
@@ -302,30 +380,326 @@ def main():
     return 1 if any(" on " in k and not v.startswith(("skipped", "cannot make", "not run")) for k, v in missing.items()) else 0
 
 
-def workload_rows(name, size, results):
-    """The table's rows of one workload: results[program] = (median, times, --stats of the median run)."""
-    peers = [r[0] for p, r in results.items() if p in PEERS]
+class Unavailable(Exception):
+    """Why the larger-than-memory workload cannot run on this machine."""
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def cgroup2_mount():
+    """Where the cgroup v2 hierarchy is mounted (/proc/self/mounts), None when it is not."""
+    try:
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 2 and fields[2] == "cgroup2":
+                    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1])
+    except OSError:
+        pass
+    return None
+
+
+def cgroup1_memory():
+    """Whether a cgroup v1 hierarchy holds the memory controller (then v2 cannot have it)."""
+    try:
+        with open("/proc/self/mounts") as f:
+            return any(len(x) > 3 and x[2] == "cgroup" and "memory" in x[3].split(",") for x in map(str.split, f))
+    except OSError:
+        return False
+
+
+def drop_caches():
+    """`sync`, then the clean page cache dropped: the next read of a file comes from the disk."""
+    subprocess.run(["sync"], check=True)
+    write_text(DROP_CACHES, "3\n")
+
+
+class MemoryCgroup:
+    """A child cgroup (v2) of the hierarchy's mount whose memory.max is `limit` (swap: none), for the
+    timed commands of the larger-than-memory workload. Raises Unavailable, saying why, where it
+    cannot be made; close() removes it."""
+
+    def __init__(self, limit):
+        self.limit, self.path, self.enabled = limit, None, False
+        if os.geteuid() != 0:
+            raise Unavailable("needs root (it makes a cgroup and drops the page cache)")
+        mount = cgroup2_mount()
+        if not mount:
+            raise Unavailable("no cgroup v2 mount in /proc/self/mounts")
+        self.parent = mount
+        try:
+            controllers = read_text(os.path.join(mount, "cgroup.controllers")).split()
+        except OSError as e:
+            raise Unavailable(f"cannot read {mount}/cgroup.controllers: {e.strerror}")
+        if "memory" not in controllers:
+            v1 = "; a cgroup v1 hierarchy holds it" if cgroup1_memory() else ""
+            raise Unavailable(f"the memory controller is not available in the cgroup v2 hierarchy at {mount} "
+                              f"(its controllers: {' '.join(controllers) or 'none'}{v1})")
+        try:
+            os.close(os.open(DROP_CACHES, os.O_WRONLY))
+        except OSError as e:
+            raise Unavailable(f"{DROP_CACHES} is not writable ({e.strerror})")
+        control = os.path.join(mount, "cgroup.subtree_control")
+        try:
+            if "memory" not in read_text(control).split():
+                write_text(control, "+memory")
+                self.enabled = True
+        except OSError as e:
+            if e.errno == errno.EBUSY:
+                raise Unavailable(f"cannot enable the memory controller in {control}: the cgroup {mount} has processes "
+                                  "in it, and cgroup v2 enables controllers for the children of a non-root cgroup only "
+                                  "while it has none (move its processes into a child cgroup first)")
+            raise Unavailable(f"cannot enable the memory controller in {control}: {e.strerror}")
+        path = os.path.join(mount, f"gpusort-bench-{os.getpid()}")
+        try:
+            os.mkdir(path)
+        except OSError as e:
+            self.close()
+            raise Unavailable(f"cannot make the cgroup {path}: {e.strerror}")
+        self.path = path
+        try:
+            write_text(os.path.join(path, "memory.max"), str(limit))
+            if os.path.exists(os.path.join(path, "memory.swap.max")):
+                write_text(os.path.join(path, "memory.swap.max"), "0")
+            written = read_text(os.path.join(path, "memory.max")).strip()
+        except OSError as e:
+            self.close()
+            raise Unavailable(f"cannot set the memory limit of {path}: {e.strerror}")
+        if not written.isdigit() or abs(int(written) - limit) > 1 << 16:  # the kernel rounds to pages
+            self.close()
+            raise Unavailable(f"{path}/memory.max reads {written} after {limit} was written")
+
+    def oom_kills(self):
+        try:
+            for line in read_text(os.path.join(self.path, "memory.events")).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def timed(self, command, out):
+        """Seconds of one run of `command` (a list, or a string for sh) inside the cgroup, the output
+        deleted and the page cache dropped before; the time includes a `sync` after the command."""
+        if os.path.exists(out):
+            os.remove(out)
+        drop_caches()
+        shown = command if isinstance(command, str) else shlex.join(command)
+        script = f"echo $$ > {shlex.quote(os.path.join(self.path, 'cgroup.procs'))} && {shown} && sync"
+        kills = self.oom_kills()
+        start = time.perf_counter()
+        result = subprocess.run(["sh", "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        seconds = time.perf_counter() - start
+        if result.returncode != 0:
+            why = f"exit {result.returncode}"
+            if self.oom_kills() > kills:
+                why += f", killed by the cgroup's OOM killer (memory.max {self.limit / MIB:.0f} MiB)"
+            raise RuntimeError(f"{shown}: {why}: {' '.join(result.stderr.split())[-400:]}")
+        return seconds
+
+    def close(self):
+        """Removes the cgroup (its processes have exited), and disables the memory controller again
+        where it was enabled here and no other cgroup is left beside."""
+        if self.path:
+            for attempt in range(50):
+                try:
+                    os.rmdir(self.path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as e:
+                    if e.errno == errno.EBUSY and attempt < 49:  # a process still exiting
+                        time.sleep(0.1)
+                        continue
+                    print(f"compare.py: cannot remove the cgroup {self.path}: {e.strerror} (rmdir it once its "
+                          "processes are gone)", file=sys.stderr)
+                    return
+            self.path = None
+        if self.enabled:
+            try:
+                if not any(os.path.isdir(os.path.join(self.parent, d)) for d in os.listdir(self.parent)):
+                    write_text(os.path.join(self.parent, "cgroup.subtree_control"), "-memory")
+            except OSError:
+                pass
+            self.enabled = False
+
+
+DD_LINE = re.compile(r"^(\d+) bytes?\b.*copied, ([0-9.]+) s", re.M)
+
+
+def dd_run(what, data, scratch, size):
+    """(bytes, seconds) of one dd with direct I/O, the page cache dropped before: reading the data,
+    or writing `size` bytes of zeros into a new file (`scratch`)."""
+    if what == "read":
+        command = ["dd", f"if={data}", "of=/dev/null", f"bs={DD_BLOCK}", "iflag=direct"]
+    else:
+        if os.path.exists(scratch):
+            os.remove(scratch)
+        command = ["dd", "if=/dev/zero", f"of={scratch}", f"bs={DD_BLOCK}", f"count={size}", "iflag=count_bytes",
+                   "oflag=direct", "conv=fsync"]
+    drop_caches()
+    start = time.perf_counter()
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, LC_ALL="C"))
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"{shlex.join(command)}: exit {result.returncode}: {' '.join(result.stderr.split())[-400:]}")
+    line = DD_LINE.search(result.stderr)
+    return (int(line.group(1)), float(line.group(2))) if line and float(line.group(2)) > 0 else (size, seconds)
+
+
+def run_cold(w, size, limit, tools, gpu_ok, work, args, rows, missing):
+    """The larger-than-memory workload (see the module's help): returns its rows and the GPU's name
+    (None where no GPU ran). `rows`: those of the workloads before, for the saves along the way."""
+    data, out = os.path.join(work, w.name + ".bin"), os.path.join(work, w.name + ".out")
+    stats = os.path.join(work, w.name + ".stats.json")
+    cgroup, device, results = None, None, {}
+    try:
+        try:
+            cgroup = MemoryCgroup(limit)
+        except Unavailable as e:
+            print(f"compare.py: {w.name} skipped: {e}", file=sys.stderr, flush=True)
+            missing[w.name] = f"skipped: {e}"
+            return [], None
+        # Disk: the data, one output (or dd's file), and the runs a program spills (at most the data).
+        need, free = 3 * size, shutil.disk_usage(work).free
+        if need > free:
+            why = f"needs {need / 1e9:.1f} GB in {work}, {free / 1e9:.1f} GB free"
+            print(f"compare.py: {w.name} skipped: {why}", file=sys.stderr, flush=True)
+            missing[w.name] = f"skipped: {why}"
+            return [], None
+        made = run([tools["gen"]] + w.gen + [data])
+        if made.returncode != 0:
+            missing[w.name] = "cannot make the data: " + made.stderr.strip()
+            return [], None
+        size = os.path.getsize(data)
+        memory = size_arg(args.sort_memory) if args.sort_memory else max(limit // 2, MIB)
+        stxxl_mib = max(memory // MIB, 16)  # STXXL's least: a few of its 2 MiB blocks for each merge
+
+        # The disk's bandwidth with direct I/O, for the floor.
+        bandwidth = {}
+        for what in ("read", "write"):
+            try:
+                measured = [dd_run(what, data, out, size) for _ in range(args.repeat)]
+                seconds = [t for _, t in measured]
+                median = statistics.median(seconds)
+                results[f"dd {what}"] = (median, seconds, None)
+                bandwidth[what] = measured[0][0] / median
+            except RuntimeError as e:
+                missing[f"dd {what} on {w.name}"] = str(e)
+            finally:
+                if os.path.exists(out):
+                    os.remove(out)
+        floor = size / bandwidth["read"] + size / bandwidth["write"] if len(bandwidth) == 2 else None
+
+        def gpusort(backend, *budget):
+            return [tools["sort"], "--backend", backend, "--quiet", "--stats", stats] + w.keys + list(budget) + [data, out]
+
+        programs = [("cp", ["cp", data, out])]
+        if gpu_ok:
+            programs += [("gpusort-gpu one-chunk", gpusort("gpu", "--memory", str(memory))),
+                         ("gpusort-gpu runs", gpusort("gpu", "--device-memory", str(max(size // 8, MIB)),
+                                                      "--memory", str(memory))),
+                         ("gpusort-gpu default", gpusort("gpu"))]
+        programs.append(("gpusort-cpu", gpusort("cpu", "--memory", str(memory))))
+        if tools["stxxl"]:
+            programs.append(("stxxl", [tools["stxxl"], "--type", "u64", "--memory", str(stxxl_mib), data, out]))
+
+        if args.programs:
+            wanted = args.programs.split(",")
+            programs = [(p, c) for p, c in programs if p == "cp" or any(p.startswith(n) for n in wanted)]
+
+        def these_rows():
+            return workload_rows(w.name, size, results, floor=floor, stxxl_memory=stxxl_mib * MIB, cgroup_memory=limit)
+
+        for program, command in programs:
+            times, reports = [], []
+            try:
+                for _ in range(args.repeat):
+                    times.append(cgroup.timed(command, out))
+                    if program.startswith("gpusort"):
+                        with open(stats) as f:
+                            reports.append(json.load(f))
+                        device = reports[-1].get("device") or device
+                if program != "cp":
+                    checked = run([tools["check"]] + w.keys + ["--input", data, out])
+                    if checked.returncode != 0:
+                        raise RuntimeError("gpusort-check: " + " ".join((checked.stdout + checked.stderr).split()))
+                middle = sorted(range(len(times)), key=times.__getitem__)[len(times) // 2]
+                results[program] = (statistics.median(times), times, reports[middle] if reports else None)
+                save(args.out, rows + these_rows(), missing)
+            except RuntimeError as e:
+                missing[f"{program} on {w.name}"] = str(e)
+            finally:
+                if os.path.exists(out):
+                    os.remove(out)
+        print(f"{w.name}: " + ", ".join(f"{p} {r[0]:.2f} s" for p, r in results.items()), file=sys.stderr, flush=True)
+        return these_rows(), device
+    finally:
+        if cgroup:
+            cgroup.close()
+        for path in (data, out, stats):
+            if os.path.exists(path):
+                os.remove(path)
+
+
+def workload_rows(name, size, results, floor=None, stxxl_memory=None, cgroup_memory=None):
+    """The table's rows of one workload: results[program] = (median, times, --stats of the median run).
+    A program's name may carry its setting after a space ("gpusort-gpu runs"); `dd read` and `dd write`
+    are the disk's bandwidth, not programs. `floor`: the seconds of reading and writing the data once
+    at dd's bandwidth (a sort that spilled its runs: twice that); `stxxl_memory`: STXXL's --memory
+    there, in bytes."""
+    peers = [r[0] for p, r in results.items() if p.split(" ")[0] in PEERS]
     best_peer = min(peers) if peers else None
     cp = results.get("cp", (None,))[0]
     rows = []
     for program, (median, times, stats_report) in results.items():
+        base = program.split(" ")[0]
         row = {"workload": name, "bytes": size, "program": program, "median_s": round(median, 3),
                "runs_s": " ".join(f"{t:.3f}" for t in times),
                "gb_per_s": round(size / median / 1e9, 3) if median > 0 else "",
-               "vs_cp": round(median / cp, 2) if cp else "",
-               "vs_best_peer": round(median / best_peer, 2) if best_peer and program not in ("cp", "zstd") else ""}
+               "vs_cp": round(median / cp, 2) if cp and base != "dd" else "",
+               "vs_best_peer": round(median / best_peer, 2) if best_peer and base not in ("cp", "zstd", "dd") else ""}
+        if cgroup_memory:
+            row["cgroup_memory"] = cgroup_memory
+        if floor and base != "dd":
+            if stats_report:
+                spilled = stats_report.get("bytes_spilled", 0) > 0
+            else:
+                spilled = base == "stxxl" and bool(stxxl_memory) and size > stxxl_memory
+            row["floor_s"] = round(floor * (2 if spilled else 1), 3)
+            row["vs_floor"] = round(median / (floor * (2 if spilled else 1)), 2)
         if stats_report:
+            seconds = stats_report["seconds"]
             for phase in PHASES:
-                row[phase] = round(stats_report["seconds"][phase], 3)
+                row[phase] = round(seconds[phase], 3)
+            for phase in ("read", "write", "merge"):
+                row[phase + "_gb_per_s"] = round(size / seconds[phase] / 1e9, 3) if seconds[phase] > 0 else ""
             row["runs"] = stats_report["runs"]
             row["merge_passes"] = stats_report["merge_passes"]
+            for key in ("bytes_spilled", "spill_io", "input_io", "output_io"):
+                row[key] = stats_report.get(key, "")
+            row["memory_budget"] = stats_report.get("budgets", {}).get("memory", "")
         rows.append(row)
     return rows
 
 
+FIELDS = ["workload", "bytes", "program", "median_s", "runs_s", "gb_per_s", "vs_cp", "vs_best_peer"] + PHASES + [
+    "runs", "merge_passes", "floor_s", "vs_floor", "read_gb_per_s", "write_gb_per_s", "merge_gb_per_s",
+    "bytes_spilled", "spill_io", "input_io", "output_io", "memory_budget", "cgroup_memory"]
+
+
 def save(out, rows, missing):
-    fields = ["workload", "bytes", "program", "median_s", "runs_s", "gb_per_s", "vs_cp", "vs_best_peer"] + PHASES + [
-        "runs", "merge_passes"]
+    fields = FIELDS
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()

@@ -2,7 +2,8 @@
 """The table and plots of a benchmark run (compare.py), from its results.csv (or several, from
 runs of parts of the workloads on the same machine in one sitting):
   table.md                the medians, each with its ratio to cp and to the best peer, and
-                          gpusort's phases
+                          gpusort's phases; the larger-than-memory workloads (u64-SIZE-cold) in a
+                          table of their own, with the floor from dd's bandwidth
   time_vs_cp.png          every program's time on every workload, as a multiple of cp's
   throughput_vs_size.png  GB/s against file size, per program, for random u32 and u64 keys
   gpusort_phases.png      where gpusort-file's time goes, per workload: its phases (--stats)
@@ -17,9 +18,30 @@ import os
 import sys
 
 PHASES = ["read", "copy_in", "sort", "copy_out", "write", "merge"]
-ORDER = ["cp", "zstd", "gpusort-gpu", "gpusort-cpu", "ips4o", "stxxl", "gnu-sort"]
-COLORS = {"cp": "#7f7f7f", "zstd": "#bcbd22", "gpusort-gpu": "#2ca02c", "gpusort-cpu": "#98df8a",
+ORDER = ["dd", "cp", "zstd", "gpusort-gpu", "gpusort-cpu", "ips4o", "stxxl", "gnu-sort"]
+COLORS = {"dd": "#c7c7c7", "cp": "#7f7f7f", "zstd": "#bcbd22", "gpusort-gpu": "#2ca02c", "gpusort-cpu": "#98df8a",
           "ips4o": "#1f77b4", "stxxl": "#ff7f0e", "gnu-sort": "#d62728"}
+HATCHES = ["", "//", "..", "xx", "\\\\"]
+
+
+def base(program):
+    """The program without its setting: "gpusort-gpu runs" -> "gpusort-gpu"."""
+    return program.split(" ")[0]
+
+
+def program_order(rows):
+    """The programs of `rows` in the table's order: by ORDER, settings of one program as they came."""
+    seen = []
+    for r in rows:
+        if r["program"] not in seen:
+            seen.append(r["program"])
+    rank = {p: i for i, p in enumerate(ORDER)}
+    return sorted(seen, key=lambda p: (rank.get(base(p), len(ORDER)), seen.index(p)))
+
+
+def is_cold(workload):
+    """The larger-than-memory workloads: input cold, every program in a memory cgroup."""
+    return workload.endswith("-cold")
 
 
 def load(paths):
@@ -36,6 +58,8 @@ def floor_note(workload):
         return workload + "\n(cp here: cat | cat)"
     if workload.endswith("-zst"):
         return workload + "\n(cp here: of the compressed file;\nzstd: decompress + compress)"
+    if is_cold(workload):
+        return workload + "\n(input cold, in a memory cgroup;\ncp here: cp + sync)"
     return workload
 
 
@@ -47,7 +71,51 @@ def workload_order(rows):
     return seen
 
 
+def cell(row, key):
+    return row.get(key) or ""
+
+
+def gb(text):
+    return f"{int(text) / 1e9:.2f}" if text not in (None, "") else ""
+
+
+def cold_table(rows, repeat):
+    """The larger-than-memory workloads: each program's time beside its floor."""
+    limits = sorted({int(r["cgroup_memory"]) for r in rows if r.get("cgroup_memory")})
+    held = " or ".join(f"{m / 2**30:g} GiB" if m >= 2**30 else f"{m / 2**20:g} MiB" for m in limits) or "a quarter of the data"
+    lines = ["", "Larger than memory: median of "
+             f"{repeat} runs, each into a fresh output, the page cache dropped before each (the input cold), "
+             f"each program in a cgroup with memory.max {held} and no swap; the time includes a `sync` after "
+             "the program (what a buffered writer leaves dirty is counted). dd read / dd write: the disk's "
+             "bandwidth with direct I/O (dd's own seconds). floor: the data read once at dd's read bandwidth and "
+             "written once at its write bandwidth; twice that for a sort that spilled its runs to the disk "
+             "(gpusort: bytes spilled > 0; stxxl: the data exceed its memory). vs floor: time / floor. "
+             "Phase GB/s: the data's bytes over gpusort's read / write / merge seconds (--stats, summed over "
+             "chunks). I/O: what gpusort chose for its input / output / runs, where its stats say.", "",
+             "| workload | program | median s | GB/s | vs cp | vs best peer | floor s | vs floor | spilled GB | "
+             "gpusort phases: read / copy in / sort / copy out / write / merge (s) | phase GB/s: read / write / merge "
+             "| runs | I/O: in / out / runs | memory budget GB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for w in workload_order(rows):
+        mine = [r for r in rows if r["workload"] == w]
+        for p in program_order(mine):
+            r = next(r for r in mine if r["program"] == p)
+            phases = " / ".join(r[p] for p in PHASES) if r.get("read") else ""
+            speeds = " / ".join(cell(r, p + "_gb_per_s") or "-" for p in ("read", "write", "merge")) \
+                if r.get("read") else ""
+            io = " / ".join(cell(r, k) or "-" for k in ("input_io", "output_io", "spill_io")) if r.get("read") else ""
+            size = int(r["bytes"])
+            shown = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+            lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | {r['gb_per_s']} | "
+                         f"{r['vs_cp']} | {r['vs_best_peer']} | {cell(r, 'floor_s')} | {cell(r, 'vs_floor')} | "
+                         f"{gb(r.get('bytes_spilled'))} | {phases} | {speeds} | {cell(r, 'runs')} | {io} | "
+                         f"{gb(r.get('memory_budget'))} |")
+    return lines
+
+
 def table(rows, repeat, machine, missing):
+    cold = [r for r in rows if is_cold(r["workload"])]
+    rows = [r for r in rows if not is_cold(r["workload"])]
     lines = [f"Machine: {machine}.", "",
              f"Median of {repeat} runs, each into a fresh output, the input in the page cache. "
              "vs cp: time / time of `cp` of the same file (of `cat | cat` for the pipe case); "
@@ -57,12 +125,16 @@ def table(rows, repeat, machine, missing):
              "copy out / write / merge (s) | runs |",
              "|---|---|---|---|---|---|---|---|"]
     for w in workload_order(rows):
-        for r in sorted((r for r in rows if r["workload"] == w), key=lambda r: ORDER.index(r["program"])):
+        mine = [r for r in rows if r["workload"] == w]
+        for p in program_order(mine):
+            r = next(r for r in mine if r["program"] == p)
             phases = " / ".join(r[p] for p in PHASES) if r.get("read") else ""
             size = int(r["bytes"])
             shown = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
             lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | "
                          f"{r['gb_per_s']} | {r['vs_cp']} | {r['vs_best_peer']} | {phases} | {r.get('runs', '')} |")
+    if cold:
+        lines += cold_table(cold, repeat)
     if missing:
         lines += ["", "Not run here:"] + [f"- {m}" for m in missing]
     return "\n".join(lines) + "\n"
@@ -78,7 +150,7 @@ def plots(rows, out, repeat, machine):
 
     # 1. Every program's time as a multiple of cp's, per workload.
     names = workload_order(rows)
-    programs = [p for p in ORDER if any(r["program"] == p for r in rows) and p != "cp"]
+    programs = [p for p in program_order(rows) if base(p) not in ("cp", "dd")]
     fig, ax = plt.subplots(figsize=(12, 0.55 * len(names) * max(1, len(programs)) / 3 + 2))
     height = 0.8 / max(1, len(programs))
     for i, p in enumerate(programs):
@@ -88,7 +160,9 @@ def plots(rows, out, repeat, machine):
             if r and r["vs_cp"]:
                 ys.append(j + i * height)
                 xs.append(float(r["vs_cp"]))
-        ax.barh(ys, xs, height=height, color=COLORS[p], label=p)
+        variant = [q for q in programs if base(q) == base(p)].index(p)
+        ax.barh(ys, xs, height=height, color=COLORS.get(base(p), "#333333"), hatch=HATCHES[variant % len(HATCHES)],
+                edgecolor="white" if variant else None, label=p)
         for y, x in zip(ys, xs):
             ax.text(x, y, f" {x:.2f}", va="center", fontsize=7)
     ax.axvline(1.0, color="black", linewidth=1, label="cp of the same file (1x)")
@@ -121,10 +195,10 @@ def plots(rows, out, repeat, machine):
     if series:
         fig, axes = plt.subplots(1, len(series), figsize=(6 * len(series), 4.5), squeeze=False)
         for ax, (key, by_program) in zip(axes[0], sorted(series.items())):
-            for p in ORDER:
-                if p in by_program:
-                    points = sorted(by_program[p])
-                    ax.plot([x for x, _ in points], [y for _, y in points], marker="o", color=COLORS[p], label=p)
+            for p in program_order([{"program": q} for q in by_program]):
+                points = sorted(by_program[p])
+                ax.plot([x for x, _ in points], [y for _, y in points], marker="o",
+                        color=COLORS.get(base(p), "#333333"), label=p)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             sizes = sorted({x for points in by_program.values() for x, _ in points})
