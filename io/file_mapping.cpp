@@ -25,20 +25,29 @@ FileMapping::FileMapping(const File& file, std::uint64_t offset, std::uint64_t s
 
 std::optional<std::uint64_t> resident_bytes(const File& file, std::uint64_t size) {
     const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    constexpr std::uint64_t kWindow = std::uint64_t{1} << 30;  // mapped and asked about at once
-    std::vector<unsigned char> pages(static_cast<std::size_t>(kWindow / page));
-    std::uint64_t resident = 0;
-    for (std::uint64_t at = 0; at < size; at += kWindow) {
-        const std::uint64_t length = std::min(kWindow, size - at);
-        void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, file.fd(), static_cast<off_t>(at));
+    constexpr std::uint64_t kWindow = std::uint64_t{1} << 30;  // mapped at once
+    constexpr std::uint64_t kStride = std::uint64_t{8} << 20;  // a sample every this many bytes ...
+    constexpr std::uint64_t kSample = std::uint64_t{256} << 10;  // ... of this many
+    std::vector<unsigned char> pages(static_cast<std::size_t>(kSample / page));
+    std::uint64_t asked = 0, resident = 0;
+    for (std::uint64_t window = 0; window < size; window += kWindow) {
+        const std::uint64_t length = std::min(kWindow, size - window);
+        void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, file.fd(), static_cast<off_t>(window));
         if (p == MAP_FAILED) return std::nullopt;
-        const bool asked = ::mincore(p, length, pages.data()) == 0;
+        bool failed = false;
+        for (std::uint64_t at = 0; at < length && !failed; at += kStride) {
+            const std::uint64_t bytes = std::min(kSample, length - at);
+            failed = ::mincore(static_cast<std::byte*>(p) + at, bytes, pages.data()) != 0;
+            const std::size_t count = static_cast<std::size_t>((bytes + page - 1) / page);
+            for (std::size_t i = 0; i < count; ++i) resident += pages[i] & 1;
+            asked += count;
+        }
         ::munmap(p, length);
-        if (!asked) return std::nullopt;
-        const std::size_t count = static_cast<std::size_t>((length + page - 1) / page);
-        for (std::size_t i = 0; i < count; ++i) resident += pages[i] & 1;
+        if (failed) return std::nullopt;
     }
-    return std::min(size, resident * page);
+    if (asked == 0) return 0;
+    // The samples' share of pages in the cache, of the whole file.
+    return std::min<std::uint64_t>(size, static_cast<std::uint64_t>(static_cast<double>(resident) / asked * size));
 }
 
 bool populate_for_writing(std::byte* data, std::uint64_t length) {

@@ -275,7 +275,7 @@ void plan_direct_io(SortPlan& plan, const PlanInput& input, const Budgets& budge
     const bool cold = input.input_resident_bytes && *input.input_resident_bytes < input_bytes / 2;
     plan.input_direct = input_bytes > 0 && choose(input.input_io, input.input_direct_possible, cold || too_large(input_bytes));
     // OUTPUT: larger than the page cache may hold, so that its writeback would hold the sort back.
-    plan.output_direct = input_bytes > 0 && !input.output_streamed &&
+    plan.output_direct = (input_bytes > 0 || !plan.size_known) && !input.output_streamed &&
                          choose(input.output_io, input.output_direct_possible, too_large(input_bytes));
     // Spilled runs: when they, with the output where it goes through the cache, would not fit
     // there: they would push each other (and the input) out of it.

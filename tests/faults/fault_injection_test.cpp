@@ -1,8 +1,10 @@
 // The fault-injection sweep. gpusort-file-faults (gpusort-file with the system-call hook of
 // io/syscalls.hpp) sorts 300,000 u64 keys on the CPU with a 1 MiB budget and 4 merge tasks, so that
-// it forms several runs and merges them in more than one pass, in five scenarios: file to file with
+// it forms several runs and merges them in more than one pass, in these scenarios: file to file with
 // --sync, the same where the file system has no O_TMPFILE (played by the hook), stdin to stdout
-// through pipes, a .gz input to a .zst output with --verify, and in place.
+// through pipes, a .gz input to a .zst output with --verify, in place, file to file with the runs
+// spilled with direct I/O, and file to file with INPUT read and OUTPUT written with direct I/O, in
+// one chunk (under a budget that holds it) and with the runs spilled with direct I/O too.
 // For each scenario a clean run logs every system-call site it reaches; then, for every site and
 // every fault that fits its call, one run makes that call fail once (at its first hit, its second,
 // its middle one and its last). An interrupted call or a short transfer must not matter: the sort succeeds with
@@ -171,7 +173,7 @@ const Data& data() {
 // ---------------------------------------------------------------------------------------------
 // Scenarios and one run of each.
 
-enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place, direct_spill };
+enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place, direct_spill, direct_files, direct_all };
 
 const char* name_of(Scenario scenario) {
     switch (scenario) {
@@ -181,9 +183,19 @@ const char* name_of(Scenario scenario) {
     case Scenario::compressed: return "gz to zst";
     case Scenario::in_place: return "in place";
     case Scenario::direct_spill: return "file to file, runs spilled with direct I/O";
+    case Scenario::direct_files: return "file to file in one chunk, INPUT and OUTPUT with direct I/O";
+    case Scenario::direct_all: return "file to file, INPUT, OUTPUT and spilled runs with direct I/O";
     }
     return "";
 }
+
+// Which files a scenario reads or writes with direct I/O.
+bool input_direct(Scenario scenario) { return scenario == Scenario::direct_files || scenario == Scenario::direct_all; }
+bool output_direct(Scenario scenario) { return input_direct(scenario); }
+bool spill_direct(Scenario scenario) { return scenario == Scenario::direct_spill || scenario == Scenario::direct_all; }
+bool any_direct(Scenario scenario) { return input_direct(scenario) || spill_direct(scenario); }
+// Whether the sort forms runs and merges them (else it sorts one chunk).
+bool forms_runs(Scenario scenario) { return scenario != Scenario::direct_files; }
 
 // The calls a scenario must reach, so that a change of the program cannot silently empty its sweep.
 std::set<std::string> required_ops(Scenario scenario) {
@@ -198,6 +210,8 @@ std::set<std::string> required_ops(Scenario scenario) {
     case Scenario::in_place:
         return {"open", "pread", "pwrite", "fallocate", "mmap", "fdatasync", "linkat", "rename", "fsync"};
     case Scenario::direct_spill: return {"open", "pread", "pwrite", "fallocate", "mmap", "linkat", "close"};
+    case Scenario::direct_files:
+    case Scenario::direct_all: return {"open", "pread", "pwrite", "fallocate", "fchmod", "linkat", "close"};
     }
     return {};
 }
@@ -221,6 +235,8 @@ public:
         case Scenario::file_to_file:
         case Scenario::no_tmpfile:
         case Scenario::direct_spill:
+        case Scenario::direct_files:
+        case Scenario::direct_all:
             input_ = in_ + "/keys.bin";
             output_ = out_ + "/sorted.bin";
             break;
@@ -242,36 +258,53 @@ public:
     }
 
     std::vector<std::string> args() const {
-        std::vector<std::string> args = {"--backend", "cpu", "--memory", "1M", "--threads", "4", "--stats", "-",
+        // One chunk: a budget that holds the 2.4 MB of keys.
+        const char* memory = forms_runs(scenario_) ? "1M" : "64M";
+        std::vector<std::string> args = {"--backend", "cpu", "--memory", memory, "--threads", "4", "--stats", "-",
                                          "--tmp-dir", tmp_};
         if (scenario_ == Scenario::file_to_file || scenario_ == Scenario::no_tmpfile) args.push_back("--sync");
         if (scenario_ == Scenario::compressed) args.push_back("--verify");
-        if (scenario_ == Scenario::direct_spill) {
+        if (spill_direct(scenario_)) {
             args.push_back("--spill-io");
             args.push_back("direct");
         }
+        if (input_direct(scenario_)) args.insert(args.end(), {"--input-io", "direct"});
+        if (output_direct(scenario_)) args.insert(args.end(), {"--output-io", "direct"});
         args.push_back(input_.empty() ? "-" : input_);
         args.push_back(output_.empty() ? "-" : output_);
         return args;
     }
 
-    // The name an error line must give for a failed call on `target` (a path, or where a descriptor
-    // led, as the hook saw it); nullopt for anonymous memory.
-    std::optional<std::string> name_for(const Injected& fault) const {
+    // A file an error line may name: what it is in the sort, and the name the line gives it.
+    struct Named {
+        std::string role;  // "INPUT", "OUTPUT", "tmp"
+        std::string name;
+    };
+
+    // The names an error line may give for a failed call on `target` (a path, or where a descriptor
+    // led, as the hook saw it), one of which it must give; none for anonymous memory. A file opened
+    // again for direct I/O through its descriptor (/proc/self/fd/N) is any file the scenario does
+    // direct I/O on.
+    std::vector<Named> names_for(const Injected& fault) const {
         const std::string& target = fault.target;
-        if (target == "(no file)") return std::nullopt;
-        if (target.rfind("pipe:", 0) == 0) return fault.op == "read" ? "standard input" : "standard output";
+        if (target == "(no file)") return {};
+        if (target.rfind("pipe:", 0) == 0) return {{"stream", fault.op == "read" ? "standard input" : "standard output"}};
         std::string path = target;
         const std::string deleted = " (deleted)";
         if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
             path.erase(path.size() - deleted.size());
         const std::string folder = fs::path(path).parent_path().string();
-        // A spill file opened again for direct I/O, through its descriptor.
-        if (path.rfind("/proc/self/fd/", 0) == 0) return tmp_;
-        if (!input_.empty() && path == input_) return input_;
-        if (path == tmp_ || folder == tmp_) return tmp_;
-        if (path == out_ || folder == out_) return output_;
-        return "(unexpected target " + target + ")";
+        if (path.rfind("/proc/self/fd/", 0) == 0) {
+            std::vector<Named> names;
+            if (input_direct(scenario_)) names.push_back({"INPUT", input_});
+            if (output_direct(scenario_)) names.push_back({"OUTPUT", output_});
+            if (spill_direct(scenario_)) names.push_back({"tmp", tmp_});
+            return names;
+        }
+        if (!input_.empty() && path == input_) return {{"INPUT", input_}};
+        if (path == tmp_ || folder == tmp_) return {{"tmp", tmp_}};
+        if (path == out_ || folder == out_) return {{"OUTPUT", output_}};
+        return {{"?", "(unexpected target " + target + ")"}};
     }
 
     // A successful run: the sorted keys at OUTPUT (or on stdout), nothing else left anywhere.
@@ -417,6 +450,17 @@ std::vector<std::uint64_t> hits_to_fault(std::uint64_t hits) {
     return std::vector<std::uint64_t>(chosen.begin(), chosen.end());
 }
 
+// The same for a fault of `kind` at `site` in a scenario: where INPUT and OUTPUT are read and written
+// with direct I/O, an EIO at every opening for direct I/O (INPUT's, OUTPUT's and the spill files',
+// which come in an order that the log does not tell), so that each of them is made to fail.
+std::vector<std::uint64_t> hits_to_fault(Scenario scenario, const Site& site, const std::string& kind) {
+    if (!input_direct(scenario) || kind != "EIO" || site.function.find("File::use_direct_io") == std::string::npos)
+        return hits_to_fault(site.hits);
+    std::vector<std::uint64_t> every(site.hits);
+    for (std::uint64_t hit = 1; hit <= site.hits; ++hit) every[hit - 1] = hit;
+    return every;
+}
+
 // The calls that create nameless files (open with O_TMPFILE): failing each of them with EOPNOTSUPP
 // plays a file system without O_TMPFILE, where the program gives its temp files and its output a
 // hidden name for a while.
@@ -455,7 +499,7 @@ bool does_direct_io(const std::string& folder) {
 
 void sweep(Scenario scenario) {
     ScratchDir logs;
-    if (scenario == Scenario::direct_spill && !does_direct_io(logs.path()))
+    if (any_direct(scenario) && !does_direct_io(logs.path()))
         GTEST_SKIP() << "the file system of " << logs.path() << " does not do direct I/O";
     const auto start = std::chrono::steady_clock::now();
     const std::vector<std::string> lasting = lasting_faults(scenario, logs / "first.log");
@@ -469,10 +513,20 @@ void sweep(Scenario scenario) {
         Workspace work(scenario);
         const Run run = run_sort(work, logs / "clean.log", fault_setting(lasting, ""));
         work.expect_sorted(run.result);
-        EXPECT_GE(stat_of(run.result.err, "runs"), 3u) << run.result.err;
-        EXPECT_GE(stat_of(run.result.err, "merge_passes"), 2u) << run.result.err;
-        if (scenario == Scenario::direct_spill) {
+        if (forms_runs(scenario)) {
+            EXPECT_GE(stat_of(run.result.err, "runs"), 3u) << run.result.err;
+            EXPECT_GE(stat_of(run.result.err, "merge_passes"), 2u) << run.result.err;
+        } else {
+            EXPECT_NE(run.result.err.find("\"spill_io\": \"none\""), std::string::npos) << run.result.err;
+        }
+        if (spill_direct(scenario)) {
             EXPECT_NE(run.result.err.find("\"spill_io\": \"direct\""), std::string::npos) << run.result.err;
+        }
+        if (input_direct(scenario)) {
+            EXPECT_NE(run.result.err.find("\"input_io\": \"direct\""), std::string::npos) << run.result.err;
+        }
+        if (output_direct(scenario)) {
+            EXPECT_NE(run.result.err.find("\"output_io\": \"direct\""), std::string::npos) << run.result.err;
         }
         EXPECT_EQ(run.log.injected.size(), lasting.size());
         clean = run.log;
@@ -480,7 +534,7 @@ void sweep(Scenario scenario) {
     std::set<std::string> reached;
     for (const Site& site : clean.sites) reached.insert(site.op);
     for (const std::string& op : required_ops(scenario)) EXPECT_TRUE(reached.count(op)) << op << " was not reached";
-    if (scenario == Scenario::direct_spill) {
+    if (any_direct(scenario)) {
         for (const char* function : {"File::use_direct_io", "File::read_direct", "File::write_direct"}) {
             EXPECT_TRUE(std::any_of(clean.sites.begin(), clean.sites.end(),
                                     [&](const Site& site) { return site.function.find(function) != std::string::npos; }))
@@ -492,10 +546,13 @@ void sweep(Scenario scenario) {
 
     std::size_t runs = 0, failed = 0, survived = 0, not_reached = 0;
     std::set<std::string> worked_around;
+    // What the faults hit of the direct I/O: "pread INPUT", "pwrite OUTPUT", "open INPUT" (the
+    // descriptor opened again for it), ...
+    std::set<std::string> direct_hit;
     for (const Site& site : clean.sites) {
         if (lasting_sites.count(site.op + " " + site.location)) continue;
         for (const std::string& kind : kFaults.at(site.op)) {
-            for (const std::uint64_t hit : hits_to_fault(site.hits)) {
+            for (const std::uint64_t hit : hits_to_fault(scenario, site, kind)) {
                 const std::string fault = site.op + " " + site.location + " " + std::to_string(hit) + " " + kind;
                 SCOPED_TRACE(std::string(name_of(scenario)) + ", fault '" + fault + "' in " + site.function);
                 Workspace work(scenario);
@@ -515,6 +572,10 @@ void sweep(Scenario scenario) {
                 EXPECT_EQ(injected->op + " " + injected->location + " " + std::to_string(injected->hit) + " " +
                               injected->kind,
                           fault);
+                const std::vector<Workspace::Named> names = work.names_for(*injected);
+                const bool on_direct = site.function.find("File::read_direct") != std::string::npos ||
+                                       site.function.find("File::write_direct") != std::string::npos;
+                if (on_direct && names.size() == 1) direct_hit.insert(site.op + " " + names.front().role);
                 if (must_not_matter(kind) || survivable(site.function, site.op)) {
                     work.expect_sorted(r);
                     ++survived;
@@ -528,12 +589,19 @@ void sweep(Scenario scenario) {
                 }
                 ++failed;
                 EXPECT_TRUE(r.exited() && r.exit_code() == 1) << r.how_it_ended() << "; stderr: " << r.err;
-                const std::optional<std::string> name = work.name_for(*injected);
-                if (name) {
-                    // "'PATH'", or "'FOLDER (temp file)'" for a temp file
-                    expect_one_error_line(r, {"'" + *name, std::strerror(error_value(kind))});
-                } else {
+                if (names.empty()) {
                     expect_one_error_line(r, "out of memory");  // anonymous memory: nothing else to name
+                } else {
+                    // "'PATH'", or "'FOLDER (temp file)'" for a temp file
+                    expect_one_error_line(r, std::strerror(error_value(kind)));
+                    const auto named = std::find_if(names.begin(), names.end(), [&](const Workspace::Named& n) {
+                        return r.err.find("'" + n.name) != std::string::npos;
+                    });
+                    std::string expected;
+                    for (const auto& n : names) expected += " '" + n.name + "'";
+                    EXPECT_NE(named, names.end()) << "the error line names none of" << expected << ": " << r.err;
+                    if (named != names.end() && site.function.find("File::use_direct_io") != std::string::npos)
+                        direct_hit.insert("open " + named->role);
                 }
                 work.expect_as_it_was();
             }
@@ -545,6 +613,14 @@ void sweep(Scenario scenario) {
         EXPECT_TRUE(worked_around.count("open")) << "no open without O_TMPFILE was worked around";
         EXPECT_TRUE(worked_around.count("fallocate")) << "no fallocate without support was worked around";
     }
+    // Faults hit the direct transfers (and the opening for them) of each file read or written so,
+    // so that the sweep fails if direct I/O silently stops being used.
+    std::set<std::string> direct_expected;
+    if (input_direct(scenario)) direct_expected.insert({"open INPUT", "pread INPUT"});
+    if (output_direct(scenario)) direct_expected.insert({"open OUTPUT", "pwrite OUTPUT"});
+    if (spill_direct(scenario)) direct_expected.insert({"open tmp", "pwrite tmp", "pread tmp"});
+    for (const std::string& hit : direct_expected)
+        EXPECT_TRUE(direct_hit.count(hit)) << "no fault was injected into a direct " << hit;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << name_of(scenario) << ": " << clean.sites.size() << " sites, " << runs << " runs with a fault: "
               << failed << " failed as they must, " << survived << " succeeded as they must, " << not_reached
@@ -557,5 +633,7 @@ TEST(FaultInjection, StdinToStdout) { sweep(Scenario::streams); }
 TEST(FaultInjection, CompressedWithVerify) { sweep(Scenario::compressed); }
 TEST(FaultInjection, InPlace) { sweep(Scenario::in_place); }
 TEST(FaultInjection, FileToFileSpilledWithDirectIo) { sweep(Scenario::direct_spill); }
+TEST(FaultInjection, DirectInputAndOutputInOneChunk) { sweep(Scenario::direct_files); }
+TEST(FaultInjection, DirectInputOutputAndSpill) { sweep(Scenario::direct_all); }
 
 }  // namespace

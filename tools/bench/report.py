@@ -116,8 +116,19 @@ def cold_table(rows, repeat):
 def table(rows, repeat, machine, missing):
     cold = [r for r in rows if is_cold(r["workload"])]
     rows = [r for r in rows if not is_cold(r["workload"])]
-    lines = [f"Machine: {machine}.", "",
-             f"Median of {repeat} runs, each into a fresh output, the input in the page cache. "
+    lines = [f"Machine: {machine}."]
+    if rows:
+        lines += warm_table(rows, repeat)
+    if cold:
+        lines += cold_table(cold, repeat)
+    if missing:
+        lines += ["", "Not run here:"] + [f"- {m}" for m in missing]
+    return "\n".join(lines) + "\n"
+
+
+def warm_table(rows, repeat):
+    """The workloads with the input in the page cache."""
+    lines = ["", f"Median of {repeat} runs, each into a fresh output, the input in the page cache. "
              "vs cp: time / time of `cp` of the same file (of `cat | cat` for the pipe case); "
              "vs best peer: time / time of the fastest of ips4o, stxxl and GNU sort on the same workload. "
              "gpusort's phases come from `--stats` of its median run, summed over chunks (they overlap).", "",
@@ -133,11 +144,7 @@ def table(rows, repeat, machine, missing):
             shown = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
             lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | "
                          f"{r['gb_per_s']} | {r['vs_cp']} | {r['vs_best_peer']} | {phases} | {r.get('runs', '')} |")
-    if cold:
-        lines += cold_table(cold, repeat)
-    if missing:
-        lines += ["", "Not run here:"] + [f"- {m}" for m in missing]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def plots(rows, out, repeat, machine):
