@@ -96,21 +96,25 @@ def cold_table(rows, repeat):
              "gpusort phases: read / copy in / sort / copy out / write / merge (s) | phase GB/s: read / write / merge "
              "| runs | I/O: in / out / runs | memory budget GB |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for w, shown, r, phases in ordered_rows(rows):
+        speeds = " / ".join(cell(r, p + "_gb_per_s") or "-" for p in ("read", "write", "merge")) if phases else ""
+        io = " / ".join(cell(r, k) or "-" for k in ("input_io", "output_io", "spill_io")) if phases else ""
+        lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | {r['gb_per_s']} | "
+                     f"{r['vs_cp']} | {r['vs_best_peer']} | {cell(r, 'floor_s')} | {cell(r, 'vs_floor')} | "
+                     f"{gb(r.get('bytes_spilled'))} | {phases} | {speeds} | {cell(r, 'runs')} | {io} | "
+                     f"{gb(r.get('memory_budget'))} |")
+    return lines
+
+
+def ordered_rows(rows):
+    """The rows in the table's order, each as (workload, its size shown, row, gpusort's phases or "")."""
     for w in workload_order(rows):
         mine = [r for r in rows if r["workload"] == w]
         for p in program_order(mine):
             r = next(r for r in mine if r["program"] == p)
-            phases = " / ".join(r[p] for p in PHASES) if r.get("read") else ""
-            speeds = " / ".join(cell(r, p + "_gb_per_s") or "-" for p in ("read", "write", "merge")) \
-                if r.get("read") else ""
-            io = " / ".join(cell(r, k) or "-" for k in ("input_io", "output_io", "spill_io")) if r.get("read") else ""
             size = int(r["bytes"])
             shown = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
-            lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | {r['gb_per_s']} | "
-                         f"{r['vs_cp']} | {r['vs_best_peer']} | {cell(r, 'floor_s')} | {cell(r, 'vs_floor')} | "
-                         f"{gb(r.get('bytes_spilled'))} | {phases} | {speeds} | {cell(r, 'runs')} | {io} | "
-                         f"{gb(r.get('memory_budget'))} |")
-    return lines
+            yield w, shown, r, " / ".join(r[p] for p in PHASES) if r.get("read") else ""
 
 
 def table(rows, repeat, machine, missing):
@@ -135,15 +139,9 @@ def warm_table(rows, repeat):
              "| workload | program | median s | GB/s | vs cp | vs best peer | gpusort phases: read / copy in / sort / "
              "copy out / write / merge (s) | runs |",
              "|---|---|---|---|---|---|---|---|"]
-    for w in workload_order(rows):
-        mine = [r for r in rows if r["workload"] == w]
-        for p in program_order(mine):
-            r = next(r for r in mine if r["program"] == p)
-            phases = " / ".join(r[p] for p in PHASES) if r.get("read") else ""
-            size = int(r["bytes"])
-            shown = f"{size / 1e9:.2f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
-            lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | "
-                         f"{r['gb_per_s']} | {r['vs_cp']} | {r['vs_best_peer']} | {phases} | {r.get('runs', '')} |")
+    for w, shown, r, phases in ordered_rows(rows):
+        lines.append(f"| {w} ({shown}) | {r['program']} | {float(r['median_s']):.2f} | "
+                     f"{r['gb_per_s']} | {r['vs_cp']} | {r['vs_best_peer']} | {phases} | {r.get('runs', '')} |")
     return lines
 
 
