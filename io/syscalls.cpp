@@ -1,6 +1,7 @@
 // sys: each function asks decide() what to do with this call, then makes it (or fails as told).
-// Built twice: plain, where decide() is a constant that lets every call through, and with
-// GPUSORT_FAULT_INJECTION, where it is the hook described in syscalls.hpp.
+// Built twice: plain, where decide() is a constant that lets every call through (and the output
+// passes corrupt_output untouched), and with GPUSORT_FAULT_INJECTION, where it is the hook
+// described in syscalls.hpp (and Corruption alters the output as GPUSORT_FAULT_CORRUPT asks).
 #include "io/syscalls.hpp"
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #ifdef GPUSORT_FAULT_INJECTION
+#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
@@ -177,6 +179,111 @@ Decision decide(const char* op, const Where& where, int fd, const char* path) {
     return Hook::instance().on_call(op, where, fd, path);
 }
 
+// GPUSORT_FAULT_CORRUPT: the output's records pass through pass() in order, each as it is or
+// altered; the record `target_` and the next one are where the fault lies.
+class Corruption {
+public:
+    // The one corruption, set up from the environment at the first use; never destroyed.
+    static Corruption& instance() {
+        static Corruption* corruption = new Corruption;
+        return *corruption;
+    }
+
+    bool active() const { return kind_ != Kind::none; }
+
+    // Bytes [offset, offset + size) of the output as they reach it: `bytes` themselves unless they
+    // touch the two records, else the records written in their place (in out_).
+    std::span<const std::byte> pass(std::span<const std::byte> bytes, std::uint64_t offset) {
+        const std::uint64_t begin = target_ * record_, end = begin + 2 * record_;
+        if (!active() || offset >= end || offset + bytes.size() <= begin) return bytes;
+        if (offset % record_ != 0 || bytes.size() % record_ != 0)
+            bad_setting("GPUSORT_FAULT_CORRUPT: the output came in parts of records of " + std::to_string(record_) + " bytes");
+        out_.clear();
+        for (std::size_t at = 0; at < bytes.size(); at += record_) emit((offset + at) / record_, bytes.subspan(at, record_));
+        return out_;
+    }
+
+    // The finished file `fd` of `size` bytes: its records from the target on pass through pass() and
+    // are written back where they now belong (after a drop the rest moves down a record).
+    std::uint64_t rewrite(int fd, std::uint64_t size) {
+        if (!active()) return size;
+        if ((target_ + 2) * record_ > size)
+            bad_setting("GPUSORT_FAULT_CORRUPT: the output holds no record " + std::to_string(target_ + 1));
+        const std::uint64_t stop = kind_ == Kind::drop ? size : (target_ + 2) * record_;
+        const std::size_t piece = std::max<std::size_t>(2 * record_, (std::size_t{1} << 20) / record_ * record_);
+        std::vector<std::byte> bytes;
+        std::uint64_t read_at = target_ * record_, write_at = read_at;
+        while (read_at < stop) {
+            bytes.resize(static_cast<std::size_t>(std::min<std::uint64_t>(piece, stop - read_at)));
+            transfer_all(bytes.size(), [&](std::size_t done) {
+                return ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(read_at + done));
+            });
+            const std::span<const std::byte> out = pass(bytes, read_at);
+            transfer_all(out.size(), [&](std::size_t done) {
+                return ::pwrite(fd, out.data() + done, out.size() - done, static_cast<off_t>(write_at + done));
+            });
+            read_at += bytes.size();
+            write_at += out.size();
+        }
+        const std::uint64_t left = size - (read_at - write_at);
+        if (left < size && ::ftruncate(fd, static_cast<off_t>(left)) != 0) failed("truncating");
+        return left;
+    }
+
+private:
+    enum class Kind { none, flip, drop, duplicate, swap };
+
+    Corruption() {
+        const char* spec = std::getenv("GPUSORT_FAULT_CORRUPT");
+        if (!spec) return;
+        std::istringstream in(spec);
+        std::string kind, extra;
+        const std::map<std::string, Kind> kinds = {
+            {"flip", Kind::flip}, {"drop", Kind::drop}, {"duplicate", Kind::duplicate}, {"swap", Kind::swap}};
+        if (!(in >> kind >> record_ >> target_) || in >> extra || !kinds.count(kind) || record_ == 0)
+            bad_setting(std::string("GPUSORT_FAULT_CORRUPT: '") + spec +
+                        "' is not 'flip|drop|duplicate|swap RECORD_BYTES RECORD'");
+        kind_ = kinds.at(kind);
+    }
+
+    // Record `index` of the output, written as the fault has it.
+    void emit(std::uint64_t index, std::span<const std::byte> record) {
+        if (index == target_) {
+            held_.assign(record.begin(), record.end());
+            if (kind_ == Kind::flip) held_.front() ^= std::byte{0x80};
+            if (kind_ == Kind::flip || kind_ == Kind::duplicate) append(held_);
+            return;  // dropped, or held back to follow the next one (swap)
+        }
+        const bool next = index == target_ + 1;
+        append(next && kind_ == Kind::duplicate ? std::span<const std::byte>(held_) : record);
+        if (next && kind_ == Kind::swap) append(held_);
+    }
+
+    void append(std::span<const std::byte> record) { out_.insert(out_.end(), record.begin(), record.end()); }
+
+    // Calls `step(done)`, a pread or pwrite of what is left from byte `done` on, until `size` bytes
+    // are done.
+    template <class Step>
+    static void transfer_all(std::size_t size, Step step) {
+        for (std::size_t done = 0; done < size;) {
+            const ssize_t n = step(done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) failed("rewriting");
+            done += static_cast<std::size_t>(n);
+        }
+    }
+
+    [[noreturn]] static void failed(const char* what) {
+        bad_setting(std::string("GPUSORT_FAULT_CORRUPT: ") + what + " the output failed: " + std::strerror(errno));
+    }
+
+    Kind kind_ = Kind::none;
+    std::size_t record_ = 0;
+    std::uint64_t target_ = 0;
+    std::vector<std::byte> held_;  // the target record, altered or held back
+    std::vector<std::byte> out_;   // what pass() returned last
+};
+
 #endif
 
 int fail(int error) {
@@ -271,5 +378,21 @@ int mkostemp(char* name_template, int flags, Where where) {
     const Decision d = decide("mkostemp", where, -1, name_template);
     return d.error ? fail(d.error) : ::mkostemp(name_template, flags);
 }
+
+#ifndef GPUSORT_FAULT_INJECTION
+
+std::span<const std::byte> corrupt_output(std::span<const std::byte> bytes, std::uint64_t) { return bytes; }
+
+std::uint64_t corrupt_output_file(int, std::uint64_t size) { return size; }
+
+#else
+
+std::span<const std::byte> corrupt_output(std::span<const std::byte> bytes, std::uint64_t offset) {
+    return Corruption::instance().pass(bytes, offset);
+}
+
+std::uint64_t corrupt_output_file(int fd, std::uint64_t size) { return Corruption::instance().rewrite(fd, size); }
+
+#endif
 
 }  // namespace gpusort::io::sys

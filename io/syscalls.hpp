@@ -1,11 +1,12 @@
 // sys: the system calls that the io layer and the sort make on files and streams, one thin function
 // each, so that a test build can make any one of them fail. Every function takes the calling line
-// as its last parameter (left to its default): each line that calls one is a distinct *site*.
+// as its last parameter (left to its default): each line that calls one is a distinct *site*. Also
+// the two places the output passes on its way out, so that a test build can corrupt it.
 //
 // The programs link the plain version (gpusort_syscalls: the calls themselves, nothing else). The
 // test builds of gpusort-file and gpusort-mpi (gpusort-file-faults, gpusort-mpi-faults) link the
-// version with the fault-injection hook (gpusort_syscalls_faults), which reads two environment
-// variables once, at the first call:
+// version with the fault-injection hook (gpusort_syscalls_faults), which reads these environment
+// variables once, at the first call (GPUSORT_FAULT_CORRUPT at the first output that passes):
 //
 //   GPUSORT_FAULT_LOG=FILE      at exit, writes to FILE one line per site reached, "OP FILE:LINE HITS
 //                               FUNCTION" (e.g. "pwrite io/file.cpp:75 12 void gpusort::io::File::write_at(...)";
@@ -26,6 +27,20 @@
 //                               SIGKILL the process kills itself there, as the kernel's out-of-memory
 //                                       killer or a failing node would end it (no cleanup, no log).
 //                               A malformed setting ends the program with status 3.
+//   GPUSORT_FAULT_CORRUPT="KIND RECORD_BYTES RECORD"
+//                               corrupts what reaches OUTPUT, as a faulty disk, cable or program would:
+//                               the output taken as records of RECORD_BYTES bytes, the record RECORD
+//                               (from 0) and the next one, both of which must be in the output. KIND:
+//                               flip       the top bit of the record's first byte is inverted;
+//                               drop       the record is left out (the output is a record short);
+//                               duplicate  the record is written again in place of the next one;
+//                               swap       the record and the next one trade places.
+//                               A stream (stdout, a pipe or device, a compressed file) is corrupted as
+//                               its bytes pass corrupt_output(), before --verify checks them and before
+//                               they are compressed; a file written at offsets (through its map, with
+//                               pwrite or direct I/O), once it is finished and before it is verified,
+//                               by corrupt_output_file() (not a part written into a region of a larger
+//                               file). A malformed setting ends the program with status 3.
 //
 // msync is not among the calls: the output's memory map is never flushed by itself (the data are
 // flushed with fdatasync on the file).
@@ -33,7 +48,9 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <source_location>
+#include <span>
 #include <sys/types.h>
 
 namespace gpusort::io {
@@ -84,6 +101,15 @@ int linkat(int old_folder, const char* old_path, int new_folder, const char* new
            Where where = Where::current());
 int rename(const char* old_path, const char* new_path, Where where = Where::current());
 int mkostemp(char* name_template, int flags, Where where = Where::current());
+
+// Where the output's bytes pass on their way out, for GPUSORT_FAULT_CORRUPT; not system calls. The
+// plain version returns `bytes`, which are bytes [offset, offset + size) of a stream's output; the
+// hook's returns them as corrupted, in memory of its own that is valid until its next call (a
+// stream's bytes come from one thread at a time).
+std::span<const std::byte> corrupt_output(std::span<const std::byte> bytes, std::uint64_t offset);
+// The same for the finished output file `fd` of `size` bytes, changed in place; returns its size
+// after (a record less after a drop). The plain version returns `size`.
+std::uint64_t corrupt_output_file(int fd, std::uint64_t size);
 
 // Calls `call` (a call above that returns -1 on failure) again while it fails with EINTR: for calls
 // that an interruption leaves without effect (open, fallocate, ftruncate).

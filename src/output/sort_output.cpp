@@ -15,14 +15,16 @@
 
 namespace gpusort {
 
-void StreamOutput::append(std::uint64_t offset, std::span<const std::byte> bytes) {
+void StreamOutput::append(std::uint64_t offset, std::span<const std::byte> sorted) {
     if (offset != position_) throw std::logic_error("a stream output was written out of order");
+    // The bytes that reach the stream (altered only by a test's fault hook).
+    const std::span<const std::byte> bytes = io::sys::corrupt_output(sorted, offset);
     if (verifier_) {
         if (bytes.size() % verifier_->record_size() != 0) throw std::logic_error("a checked stream got part of a record");
         verifier_->add(bytes);
     }
     writer_.write(bytes);
-    position_ += bytes.size();
+    position_ += sorted.size();
 }
 
 void StreamOutput::check_records(const KeySpec& spec, bool strict) { verifier_.emplace(spec, strict); }
@@ -136,6 +138,7 @@ void OutputTarget::finish(std::uint64_t bytes) {
     released_.reset();
     mapping_.reset();
     if (atomic_ && bytes < reserved_) atomic_->file().truncate(bytes);
+    if (atomic_) written_ = io::sys::corrupt_output_file(atomic_->file().fd(), bytes);  // a test's fault hook
 }
 
 namespace {
