@@ -1,4 +1,5 @@
-// Device discovery: device_count, the reason none is usable, device properties and free memory.
+// Device discovery: device_count, the reason none is usable and its kind, device properties and
+// free memory.
 #include "gpu/device.hpp"
 
 #include <cuda_runtime_api.h>
@@ -20,6 +21,15 @@ cudaError_t query_device_count(int& count) noexcept {
     return code;
 }
 
+DeviceAbsence absence_of(cudaError_t code, int count) noexcept {
+    switch (code) {
+        case cudaSuccess: return count > 0 ? DeviceAbsence::none : DeviceAbsence::no_device;
+        case cudaErrorNoDevice: return DeviceAbsence::no_device;
+        case cudaErrorInsufficientDriver: return DeviceAbsence::no_driver;
+        default: return DeviceAbsence::error;
+    }
+}
+
 }  // namespace
 
 int device_count() noexcept {
@@ -29,11 +39,16 @@ int device_count() noexcept {
 }
 
 std::string device_unavailable_reason() {
-    int count = 0;
-    const cudaError_t code = query_device_count(count);
-    if (code != cudaSuccess) return describe_cuda_error(code);
-    if (count == 0) return "the CUDA runtime reports 0 devices";
-    return {};
+    return count_devices().reason;
+}
+
+DeviceCount count_devices() {
+    DeviceCount devices;
+    const cudaError_t code = query_device_count(devices.count);
+    devices.absence = absence_of(code, devices.count);
+    if (code != cudaSuccess) devices.reason = describe_cuda_error(code);
+    else if (devices.count == 0) devices.reason = "the CUDA runtime reports 0 devices";
+    return devices;
 }
 
 int current_device() {

@@ -1,6 +1,7 @@
 // The GPU backend through the library API: byte-identical to the CPU backend and to an
 // independent std::sort, for all ten key types, one-chunk sorts and sorts of dozens of chunks
-// under a tiny device budget; records with key specs against the stable reference. Skips when no GPU can be used; checks the refusal message then.
+// under a tiny device budget; records with key specs against the stable reference. Skips when no
+// GPU can be used (fails instead under GPUSORT_REQUIRE_GPU=1); checks the refusal message then.
 #include "generated_keys.hpp"
 #include "record_sort_cases.hpp"
 #include "reference_order.hpp"
@@ -34,8 +35,10 @@ void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descendin
     const std::uint64_t per_run = std::max<std::uint64_t>(report.plan.run_records, 1);
     EXPECT_EQ(report.runs, (keys.size() + per_run - 1) / per_run) << what;
     EXPECT_GE(report.runs, min_runs) << what;
-    if (report.runs > 1 && report.plan.merge_on_device) {
-        // The merge's phases in --stats: every key gathered, copied in and out, and written once.
+    if (report.runs > 1) {
+        // A GPU sorter of keys merges its runs on the device. The merge's phases in --stats: every
+        // key gathered, copied in and out, and written once.
+        EXPECT_TRUE(report.plan.merge_on_device) << what;
         for (const MergePhase* phase : {&report.merge.gather, &report.merge.copy_in, &report.merge.copy_out, &report.merge.write})
             EXPECT_EQ(phase->bytes, keys.size() * sizeof(T)) << what;
         EXPECT_EQ(report.merge.host.bytes, 0u) << what;
@@ -84,10 +87,18 @@ TEST(GpuBackend, ManyChunksWithSmallPiecesAndSkewedRuns) {
                        std::uint64_t{2} << 20, "reversed, many runs", 24);
 }
 
+// The canary of the GPU suites: where GPUSORT_REQUIRE_GPU=1, a build without CUDA or a machine
+// without a device fails here.
 TEST(GpuBackend, RefusedClearlyWhenNoGpuCanBeUsed) {
-    const std::string why = gpu_unavailable();
-    if (why.empty()) GTEST_SKIP() << "a GPU is present";
-    EXPECT_TRUE(why.find("no usable GPU") != std::string::npos || why.find("without CUDA") != std::string::npos) << why;
+    const GpuGate gate = device_gate();
+    if (gate.verdict == GpuGate::run) GTEST_SKIP() << "a GPU is present";
+    if (gate.verdict == GpuGate::fail) FAIL() << gate.why;
+    const std::string why = gpu_sorter_error();
+#ifdef GPUSORT_WITH_GPU
+    EXPECT_EQ(why.rfind("no usable GPU: ", 0), 0u) << why;
+#else
+    EXPECT_NE(why.find("built without CUDA"), std::string::npos) << why;
+#endif
     // auto falls back to the CPU.
     ScratchDir dir;
     write_keys(dir / "in", make_keys<std::uint32_t>(1000, {}, 1));

@@ -466,24 +466,29 @@ TEST(StreamWriter, FileSizeLimitIsAnErrorNotADeath) {
 TEST(StreamWriter, DestroyedWithoutFinishStopsPromptly) {
     ScratchDir dir;
     // Into a file: four 8 MB blocks for xz at level 6 (about 1 MB/s per thread), two being
-    // compressed and two waiting when the writer is destroyed. Compressing the two under way to
-    // their end would take well over 10 s of CPU time; stopping takes one 256 KiB slice each.
-    // CPU time, unlike wall-clock time, hardly grows when the machine is busy. The pause lets both
-    // threads get well into their blocks first (regression: Boost's xz encoder, liblzma's threaded
-    // one, compressed a whole block inside its close, where the stop reached it only in the first
-    // second; a busy machine made the test fail).
+    // compressed and two waiting when the writer is destroyed. Both threads first get 1.5 s of CPU
+    // time into their blocks (CPU time, unlike wall-clock time, hardly grows when the machine is
+    // busy). Stopping then takes one 256 KiB slice each, far less than that head start; compressing
+    // the two blocks to their end would take many times it (13 s at 1 MB/s). The bound is not
+    // scaled by kSlowdown: liblzma is not instrumented, so a sanitizer leaves both costs about as
+    // they are, and a scaled bound (30 s under TSan) would lie above the regression's cost
+    // (regression: Boost's xz encoder, liblzma's threaded one, compressed a whole block inside its
+    // close, where the stop reached it only in the first second; a busy machine made the test fail).
     {
         Bytes data = make_data(32'000'000, 10);
         std::string path = dir / "unfinished.xz";
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         ASSERT_GE(fd, 0);
         auto writer = std::make_unique<io::StreamWriter>(fd, path, Compression::xz, 2, 6, 8'000'000);
+        const double cpu_at_write = process_cpu_seconds();
         writer->write(data);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        const double head_start = 1.5;
+        ASSERT_TRUE(wait_for([&] { return process_cpu_seconds() - cpu_at_write >= head_start; }))
+            << "the compressing threads never used " << head_start << " s of CPU time";
         const double cpu_before = process_cpu_seconds();
         const auto start = Clock::now();
         writer.reset();
-        EXPECT_LT(process_cpu_seconds() - cpu_before, 3.0) << "the blocks under way were compressed to their end";
+        EXPECT_LT(process_cpu_seconds() - cpu_before, head_start) << "the blocks under way were compressed to their end";
         EXPECT_LT(Clock::now() - start, kHangBound);
         ::close(fd);
     }

@@ -21,7 +21,7 @@
 #include "gpu/pinned_buffer.hpp"
 #include "gpusort/key_spec.hpp"
 #include "src/keys/record_layout.hpp"
-#include "tests/gpu/skip_without_device.hpp"
+#include "tests/gpu_skip.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace gpusort::gpu {

@@ -18,8 +18,8 @@ namespace {
 // device_count() agrees with the CUDA runtime asked directly: 0 when it answers "no device" or
 // "driver missing or too old" (the case on machines without a GPU), never an exception.
 TEST(DevicePresence, DeviceCountAgreesWithTheRuntimeAndNeverThrows) {
-    int count = -1;
-    EXPECT_NO_THROW(count = device_count());
+    static_assert(noexcept(device_count()));
+    const int count = device_count();
     int runtime_count = 0;
     const cudaError_t code = cudaGetDeviceCount(&runtime_count);
     (void)cudaGetLastError();
@@ -28,7 +28,22 @@ TEST(DevicePresence, DeviceCountAgreesWithTheRuntimeAndNeverThrows) {
     } else {
         EXPECT_EQ(count, 0) << "runtime answered " << cudaGetErrorName(code);
     }
-    EXPECT_NO_THROW(count = device_count());  // asking twice is as safe as once
+    EXPECT_EQ(device_count(), count);  // asking twice gives the same answer
+}
+
+// count_devices() tells a machine without a GPU (the runtime answers "no device" or "no driver")
+// from a GPU setup that fails (any other error), which the GPU tests must not skip.
+TEST(DevicePresence, CountDevicesNamesTheKindOfAbsenceTheRuntimeAnswered) {
+    int runtime_count = 0;
+    const cudaError_t code = cudaGetDeviceCount(&runtime_count);
+    (void)cudaGetLastError();
+    DeviceAbsence expected = runtime_count > 0 ? DeviceAbsence::none : DeviceAbsence::no_device;
+    if (code == cudaErrorInsufficientDriver) expected = DeviceAbsence::no_driver;
+    else if (code != cudaSuccess && code != cudaErrorNoDevice) expected = DeviceAbsence::error;
+    const DeviceCount devices = count_devices();
+    EXPECT_EQ(devices.absence, expected) << "runtime answered " << cudaGetErrorName(code);
+    EXPECT_EQ(devices.count, device_count());
+    EXPECT_EQ(devices.reason, device_unavailable_reason());
 }
 
 TEST(DevicePresence, UnavailableReasonIsEmptyExactlyWhenThereIsADevice) {

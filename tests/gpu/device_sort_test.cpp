@@ -12,7 +12,7 @@
 
 #include "gpu/device.hpp"
 #include "gpu/device_sorter.hpp"
-#include "tests/gpu/skip_without_device.hpp"
+#include "tests/gpu_skip.hpp"
 #include "sort_checker.hpp"
 #include "sort_test_data.hpp"
 

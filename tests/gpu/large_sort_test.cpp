@@ -12,7 +12,7 @@
 #include "gpu/device_sorter.hpp"
 #include "gpu/gpu_error.hpp"
 #include "gpu/stream.hpp"
-#include "tests/gpu/skip_without_device.hpp"
+#include "tests/gpu_skip.hpp"
 #include "tests/gpu/support/device_fill.hpp"
 #include "tests/gpu/support/order_check.hpp"
 
