@@ -1,7 +1,9 @@
 // The benchmarks' programs (tools/bench/): the CPU peers gpusort-bench-ips4o and (where STXXL is
-// built) gpusort-bench-stxxl sort u32, u64 and gensort records as gpusort-check confirms against
-// the input, and refuse what they cannot do.
+// built) gpusort-bench-stxxl sort u32, u64 and gensort records into the bytes of an in-test
+// stable sort of the input by the reference order (the order of records with equal keys aside:
+// the peers do not promise stability), leave the input as it was, and refuse what they cannot do.
 #include "cli_run.hpp"
+#include "reference_records.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -10,12 +12,13 @@
 #include <string>
 #include <vector>
 
+using namespace gpusort;
 using namespace gpusort::testing;
 
 namespace {
 
 struct Case {
-    std::vector<std::string> gen, peer, check;
+    std::vector<std::string> gen, peer, check;  // check: the key options of gpusort-check and the reference
 };
 
 // Runs `peer` (with `options`) on each case, with 1 and 3 threads, and checks its output.
@@ -25,6 +28,9 @@ void expect_sorts(const std::string& peer_bin, const std::vector<Case>& cases, c
         std::vector<std::string> gen = c.gen;
         gen.push_back(dir / "in");
         ASSERT_EQ(run(GPUSORT_GEN_BIN, gen).status(), 0);
+        const std::string input = read_text(dir / "in");
+        const KeySpec spec = reference_key_of_options(c.check).spec;
+        const std::string expected = with_ties_in_byte_order(reference_record_sort_text(input, spec, false), spec);
         for (const std::string threads : {"1", "3"}) {
             std::vector<std::string> peer = c.peer;
             peer.insert(peer.end(), options.begin(), options.end());
@@ -32,6 +38,9 @@ void expect_sorts(const std::string& peer_bin, const std::vector<Case>& cases, c
             const Result sorted = run(peer_bin, peer);
             ASSERT_EQ(sorted.status(), 0) << sorted.err;
             EXPECT_NE(sorted.err.find(" s, "), std::string::npos) << sorted.err;  // its phases
+            EXPECT_TRUE(with_ties_in_byte_order(read_text(dir / "out"), spec) == expected)
+                << c.peer[1] << " with " << threads << " threads: not the reference's records in its order";
+            EXPECT_TRUE(read_text(dir / "in") == input) << c.peer[1] << ": the input changed";
             std::vector<std::string> check = c.check;
             check.insert(check.end(), {"--input", dir / "in", dir / "out"});
             const Result checked = run(GPUSORT_CHECK_BIN, check);

@@ -1,19 +1,25 @@
 // gpusort-check as a user runs it on plain and compressed files (.gz, .bz2, .xz, .zst, written by
 // the system's own compressors): sorted files pass, the first record out of order is the one an
 // in-test reference finds, --input (plain or compressed) compares the records as multisets, and
-// files that do not hold whole records or cannot be decompressed are errors (status 2).
+// files that do not hold whole records or cannot be decompressed are errors (status 2). Files of
+// every key type, key specs and gensort records made wrong from the reference order are rejected.
 #include "cli_run.hpp"
 #include "generated_keys.hpp"
 #include "reference_order.hpp"
+#include "reference_records.hpp"
 #include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace gpusort;
@@ -203,4 +209,285 @@ TEST(CheckToolPipes, ReadsStandardInputAndPipes) {
     r = run("/bin/sh", {"-c", "head -c 13 '" + dir / "sorted" + "' | '" GPUSORT_CHECK_BIN "' --type u64 -"});
     EXPECT_EQ(r.status(), 2) << r.out << r.err;
     EXPECT_EQ(r.err, "gpusort-check: standard input is 13 bytes long, not a multiple of the record size 8\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpusort-check rejects wrong files of every key type, of key specs and of gensort records: a
+// pair of neighbours out of order (status 1 and the index of the second), and with --input a
+// file in order that holds other records (one changed, one dropped). The files are made from
+// the reference order (reference_order.hpp, reference_records.hpp), not from the key rules that
+// gpusort-check shares with the sorter; so are the floats that differ only in the sign of a zero
+// or the payload of a NaN, which IEEE 754 totalOrder tells apart.
+
+namespace {
+
+// The index of the first of `keys` that `before` puts before its predecessor, or keys.size().
+template <class T, class Before>
+std::size_t first_out_of_order_by(const std::vector<T>& keys, Before before) {
+    for (std::size_t i = 1; i < keys.size(); ++i)
+        if (before(keys[i], keys[i - 1])) return i;
+    return keys.size();
+}
+
+// What gpusort-check says of FILE with --input ORIGINAL where the counts differ.
+std::string count_differs(const std::string& file, std::size_t records, const std::string& original, std::size_t original_records) {
+    return "'" + file + "' has " + std::to_string(records) + " records, '" + original + "' has " +
+           std::to_string(original_records) + "\n";
+}
+
+const std::string kChecksumsDiffer = "does not hold the same records as";
+
+// The float whose bits are `bits`.
+template <class T>
+T float_of_bits(std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t> bits) {
+    T value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+void write_records(const std::string& path, const std::vector<std::byte>& records) {
+    write_text(path, std::string(reinterpret_cast<const char*>(records.data()), records.size()));
+}
+
+}  // namespace
+
+template <class Traits>
+class CheckToolRejects : public ::testing::Test {};
+TYPED_TEST_SUITE(CheckToolRejects, AllKeyTypes);
+
+TYPED_TEST(CheckToolRejects, AnOutOfOrderPairAndOtherRecordsInOrder) {
+    using T = typename TypeParam::type;
+    const std::string type(key_type_name(TypeParam::key));
+    ScratchDir dir;
+    constexpr std::size_t n = 20'000;
+    const std::vector<T> keys = make_keys<T>(n, mixed_key_data<T>(), 31);
+    write_keys(dir / "in", keys);
+    for (const bool descending : {false, true}) {
+        SCOPED_TRACE(type + (descending ? " descending" : " ascending"));
+        const auto before = [descending](T a, T b) { return descending ? reference_less(b, a) : reference_less(a, b); };
+        auto check = [&](std::vector<std::string> args) {
+            args.insert(args.begin(), {"--type", type});
+            if (descending) args.insert(args.begin(), "--descending");
+            return run(GPUSORT_CHECK_BIN, args);
+        };
+        const std::vector<T> sorted = reference_sort(keys, descending);
+        write_keys(dir / "sorted", sorted);
+        Result r = check({"--input", dir / "in", dir / "sorted"});
+        EXPECT_EQ(r.status(), 0) << r.out << r.err;
+        // The places where the reference order rises: sorted[i - 1] strictly before sorted[i].
+        std::vector<std::size_t> rises;
+        for (std::size_t i = 1; i < n; ++i)
+            if (before(sorted[i - 1], sorted[i])) rises.push_back(i);
+        ASSERT_GE(rises.size(), 3u);
+
+        // Two neighbours that differ, swapped: first, in the middle and last.
+        for (const std::size_t i : {rises.front(), rises[rises.size() / 2], rises.back()}) {
+            std::vector<T> swapped = sorted;
+            std::swap(swapped[i - 1], swapped[i]);
+            ASSERT_EQ(first_out_of_order_by(swapped, before), i);
+            write_keys(dir / "swapped", swapped);
+            for (const bool with_input : {false, true}) {
+                r = with_input ? check({"--input", dir / "in", dir / "swapped"}) : check({dir / "swapped"});
+                EXPECT_EQ(r.status(), 1) << "swapped at " << i << ": " << r.out << r.err;
+                EXPECT_NE(r.out.find(out_of_order(i, sizeof(T))), std::string::npos) << r.out;
+            }
+        }
+
+        // In order, but one record changed (to its neighbour's key), one dropped, or both.
+        const std::size_t k = rises[rises.size() / 2];
+        std::vector<T> changed = sorted;
+        changed[k] = changed[k - 1];
+        std::vector<T> dropped = sorted;
+        dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(k));
+        std::vector<T> both = changed;
+        both.erase(both.begin() + static_cast<std::ptrdiff_t>(rises.front()));
+        for (const std::vector<T>* file : {&changed, &dropped, &both})
+            ASSERT_EQ(first_out_of_order_by(*file, before), file->size());
+        write_keys(dir / "changed", changed);
+        write_keys(dir / "dropped", dropped);
+        write_keys(dir / "both", both);
+        r = check({"--input", dir / "in", dir / "changed"});
+        EXPECT_EQ(r.status(), 1) << r.out << r.err;
+        EXPECT_NE(r.out.find(kChecksumsDiffer), std::string::npos) << r.out;
+        for (const std::string name : {"dropped", "both"}) {
+            r = check({"--input", dir / "in", dir / name});
+            EXPECT_EQ(r.status(), 1) << name << ": " << r.out << r.err;
+            EXPECT_NE(r.out.find(count_differs(dir / name, n - 1, dir / "in", n)), std::string::npos) << r.out;
+        }
+        // Without --input the same files are in order.
+        for (const std::string name : {"changed", "dropped", "both"}) {
+            r = check({dir / name});
+            EXPECT_EQ(r.status(), 0) << name << ": " << r.out << r.err;
+        }
+    }
+}
+
+// -0.0 and +0.0, and NaNs of other payloads or signs, are different keys in totalOrder:
+// -NaN (larger payload first) < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN (larger payload last).
+template <class T>
+void expect_signed_zeros_and_nan_payloads_told_apart(const std::string& type) {
+    SCOPED_TRACE(type);
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    const Bits sign = Bits(1) << (8 * sizeof(T) - 1);
+    Bits quiet;
+    const T quiet_nan = std::numeric_limits<T>::quiet_NaN();
+    std::memcpy(&quiet, &quiet_nan, sizeof quiet);
+    quiet &= ~sign;
+    const T zero = float_of_bits<T>(0), negative_zero = float_of_bits<T>(sign);
+    const T nan = float_of_bits<T>(quiet), other_nan = float_of_bits<T>(quiet | 1);  // a larger payload
+    const T negative_nan = float_of_bits<T>(quiet | sign), negative_other_nan = float_of_bits<T>(quiet | 1 | sign);
+    const T inf = std::numeric_limits<T>::infinity();
+    ScratchDir dir;
+    // The reference sorts them as totalOrder says.
+    const std::vector<T> all = {other_nan, zero, negative_nan, T(1), negative_zero, nan, negative_other_nan, -inf};
+    const std::vector<T> in_order = {negative_other_nan, negative_nan, -inf, negative_zero, zero, T(1), nan, other_nan};
+    ASSERT_TRUE(same_bytes(reference_sort(all, false), in_order));
+    write_keys(dir / "all", all);
+    write_keys(dir / "in-order", in_order);
+    Result r = run(GPUSORT_CHECK_BIN, {"--type", type, "--input", dir / "all", dir / "in-order"});
+    EXPECT_EQ(r.status(), 0) << r.out << r.err;
+
+    // Out of order where only the sign of a zero or a NaN's payload is wrong.
+    struct Disorder {
+        const char* what;
+        std::vector<T> keys;
+        bool descending;
+        std::size_t first_bad;
+    };
+    for (const Disorder& d : {Disorder{"+0.0 before -0.0", {T(-1), zero, negative_zero, T(1)}, false, 2},
+                              Disorder{"-0.0 before +0.0, descending", {T(1), negative_zero, zero, T(-1)}, true, 2},
+                              Disorder{"a NaN before one of a smaller payload", {T(1), other_nan, nan}, false, 2},
+                              Disorder{"-NaN before one of a larger payload", {negative_nan, negative_other_nan, -inf}, false, 1},
+                              Disorder{"a NaN before one of a larger payload, descending", {nan, other_nan, T(1)}, true, 1},
+                              Disorder{"-0.0 before +0.0 among equal neighbours", {T(-1), negative_zero, negative_zero, zero,
+                                                                                   zero, negative_zero}, false, 5}}) {
+        SCOPED_TRACE(d.what);
+        const auto before = [&](T a, T b) { return d.descending ? reference_less(b, a) : reference_less(a, b); };
+        ASSERT_EQ(first_out_of_order_by(d.keys, before), d.first_bad);
+        write_keys(dir / "disorder", d.keys);
+        std::vector<std::string> args = {"--type", type, dir / "disorder"};
+        if (d.descending) args.insert(args.begin(), "--descending");
+        r = run(GPUSORT_CHECK_BIN, args);
+        EXPECT_EQ(r.status(), 1) << r.out << r.err;
+        EXPECT_NE(r.out.find(out_of_order(d.first_bad, sizeof(T))), std::string::npos) << r.out;
+    }
+
+    // In order, but not the input's records: a zero or a NaN with another sign or payload.
+    struct Other {
+        const char* what;
+        std::vector<T> input, file;
+    };
+    for (const Other& o : {Other{"+0.0 for -0.0", {T(1), negative_zero, T(-1)}, {T(-1), zero, T(1)}},
+                           Other{"-0.0 for +0.0", {zero, T(1)}, {negative_zero, T(1)}},
+                           Other{"a NaN of another payload", {nan, T(1)}, {T(1), other_nan}},
+                           Other{"a -NaN of another payload", {negative_other_nan, T(1)}, {negative_nan, T(1)}},
+                           Other{"-NaN for +NaN", {nan, -inf}, {negative_nan, -inf}}}) {
+        SCOPED_TRACE(o.what);
+        const auto before = [](T a, T b) { return reference_less(a, b); };
+        ASSERT_EQ(first_out_of_order_by(o.file, before), o.file.size());
+        ASSERT_FALSE(same_bytes(reference_sort(o.input, false), o.file));
+        write_keys(dir / "input", o.input);
+        write_keys(dir / "file", o.file);
+        r = run(GPUSORT_CHECK_BIN, {"--type", type, "--input", dir / "input", dir / "file"});
+        EXPECT_EQ(r.status(), 1) << r.out << r.err;
+        EXPECT_NE(r.out.find(kChecksumsDiffer), std::string::npos) << r.out;
+    }
+}
+
+TEST(CheckToolRejectsFloats, SignedZerosAndNanPayloadsAreDifferentKeys) {
+    expect_signed_zeros_and_nan_payloads_told_apart<float>("f32");
+    expect_signed_zeros_and_nan_payloads_told_apart<double>("f64");
+}
+
+// Records with key specs (numbers of several types and byte orders, descending fields, byte
+// strings) and gensort records, their key read by the reference's own parser of the options.
+TEST(CheckToolRejectsRecords, AnOutOfOrderPairAndOtherRecordsInOrder) {
+    ScratchDir dir;
+    const std::vector<std::vector<std::string>> layouts = {
+        {"--record-size", "13", "--key", "3:u32:be", "--key", "0:i16:desc"},
+        {"--record-size", "17", "--key", "1:f64:be", "--key", "9:i8"},
+        {"--record-size", "24", "--key", "2:bytes:5", "--key", "8:f32:desc", "--key", "12:u64:be"},
+        {"--key", "0:u16", "--key", "4:i32:be", "--descending"},
+        {"--format", "gensort"},
+    };
+    for (const auto& layout : layouts) {
+        const KeySpec spec = reference_key_of_options(layout).spec;
+        std::string options;
+        for (const std::string& option : layout) options += option + " ";
+        SCOPED_TRACE(options);
+        auto check = [&](std::vector<std::string> args) {
+            args.insert(args.begin(), layout.begin(), layout.end());
+            return run(GPUSORT_CHECK_BIN, args);
+        };
+        const std::size_t r = spec.record_size, n = 6000;
+        const std::vector<std::byte> data = make_records(n, spec, 41);
+        const std::vector<std::byte> sorted = reference_record_sort(data, spec, false);
+        write_records(dir / "in", data);
+        write_records(dir / "sorted", sorted);
+        Result result = check({"--input", dir / "in", dir / "sorted"});
+        EXPECT_EQ(result.status(), 0) << result.out << result.err;
+        auto record = [&](const std::vector<std::byte>& records, std::size_t i) { return &records[i * r]; };
+        auto first_out_of_order_records = [&](const std::vector<std::byte>& records) {
+            for (std::size_t i = 1; i < records.size() / r; ++i)
+                if (reference_compare(record(records, i), record(records, i - 1), spec) < 0) return i;
+            return records.size() / r;
+        };
+        std::vector<std::size_t> rises;
+        for (std::size_t i = 1; i < n; ++i)
+            if (reference_compare(record(sorted, i - 1), record(sorted, i), spec) < 0) rises.push_back(i);
+        ASSERT_GE(rises.size(), 3u);
+
+        for (const std::size_t i : {rises.front(), rises[rises.size() / 2], rises.back()}) {
+            std::vector<std::byte> swapped = sorted;
+            std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>((i - 1) * r),
+                             swapped.begin() + static_cast<std::ptrdiff_t>(i * r),
+                             swapped.begin() + static_cast<std::ptrdiff_t>(i * r));
+            ASSERT_EQ(first_out_of_order_records(swapped), i);
+            write_records(dir / "swapped", swapped);
+            result = check({"--input", dir / "in", dir / "swapped"});
+            EXPECT_EQ(result.status(), 1) << "swapped at " << i << ": " << result.out << result.err;
+            EXPECT_NE(result.out.find(out_of_order(i, r)), std::string::npos) << result.out;
+        }
+
+        // In order, other records: one record's key changed to its neighbour's, a byte outside
+        // the key changed, a record dropped.
+        const std::size_t k = rises[rises.size() / 2];
+        std::vector<std::byte> changed_key = sorted;
+        std::copy_n(record(sorted, k - 1), r, changed_key.begin() + static_cast<std::ptrdiff_t>(k * r));
+        std::vector<std::byte> changed_payload = sorted;
+        std::vector<bool> in_key(r, false);
+        for (const KeyField& f : spec.fields)
+            for (std::size_t b = 0; b < f.length; ++b) in_key[f.offset + b] = true;
+        const auto payload = std::find(in_key.begin(), in_key.end(), false);
+        ASSERT_NE(payload, in_key.end()) << "no byte outside the key";
+        changed_payload[k * r + static_cast<std::size_t>(payload - in_key.begin())] ^= std::byte{0x20};
+        std::vector<std::byte> dropped = sorted;
+        dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(k * r), dropped.begin() + static_cast<std::ptrdiff_t>((k + 1) * r));
+        for (const auto& [name, records] : {std::pair{"changed-key", &changed_key}, std::pair{"changed-payload", &changed_payload}}) {
+            ASSERT_EQ(first_out_of_order_records(*records), n) << name;
+            write_records(dir / name, *records);
+            result = check({"--input", dir / "in", dir / name});
+            EXPECT_EQ(result.status(), 1) << name << ": " << result.out << result.err;
+            EXPECT_NE(result.out.find(kChecksumsDiffer), std::string::npos) << name << ": " << result.out;
+        }
+        ASSERT_EQ(first_out_of_order_records(dropped), n - 1);
+        write_records(dir / "dropped", dropped);
+        result = check({"--input", dir / "in", dir / "dropped"});
+        EXPECT_EQ(result.status(), 1) << result.out << result.err;
+        EXPECT_NE(result.out.find(count_differs(dir / "dropped", n - 1, dir / "in", n)), std::string::npos) << result.out;
+    }
+
+    // A key field that differs only in the sign of a zero: -0.0 sorts first.
+    const std::vector<std::string> layout = {"--record-size", "17", "--key", "1:f64:be"};
+    const KeySpec spec = reference_key_of_options(layout).spec;
+    std::vector<std::byte> zeros(2 * 17, std::byte{7});
+    for (std::size_t b = 0; b < 8; ++b) zeros[1 + b] = zeros[17 + 1 + b] = std::byte{0};
+    zeros[17 + 1] = std::byte{0x80};  // the second record's field: -0.0, big-endian
+    ASSERT_GT(reference_compare(&zeros[0], &zeros[17], spec), 0);
+    write_records(dir / "zeros", zeros);
+    std::vector<std::string> args = layout;
+    args.push_back(dir / "zeros");
+    const Result result = run(GPUSORT_CHECK_BIN, args);
+    EXPECT_EQ(result.status(), 1) << result.out << result.err;
+    EXPECT_NE(result.out.find(out_of_order(1, 17)), std::string::npos) << result.out;
 }

@@ -1,8 +1,11 @@
 // Running the programs under test as a child process: arguments passed as they are (no shell),
 // stdout and stderr captured through pipes, an optional step run in the child just before exec
 // (a resource limit, another user), the child's end (exit code or signal) kept apart, its resource
-// use, and an optional bound on how long it may run.
+// use, and an optional bound on how long it may run. A child can be stopped (SIGSTOP) at a moment
+// the test chooses, so that what the test does next (a signal, a change to INPUT) lands there.
 #pragma once
+
+#include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -164,14 +167,45 @@ inline bool has_file_open_in(pid_t pid, const std::string& folder) {
     return false;
 }
 
+// Stops the child (SIGSTOP) at a moment when `holds` is true of it: polls `holds` while the child
+// runs, then stops the child and asks again, now that the child cannot move on; where it no
+// longer holds, the child goes on (SIGCONT) and the polling too. True with the child stopped and
+// `holds` true: the test acts, then resumes it with SIGCONT (a signal sent while it is stopped is
+// taken as it resumes). False, with the child running or ended, when it ended first or
+// kHangBound passed.
+inline bool stop_when(const ChildProcess& child, const std::function<bool()>& holds) {
+    const auto deadline = std::chrono::steady_clock::now() + kHangBound;
+    for (;;) {
+        const auto left = deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) return false;
+        if (!wait_for([&] { return child.has_ended() || holds(); }, left) || child.has_ended()) return false;
+        if (::kill(child.pid(), SIGSTOP) != 0) return false;
+        // Until every thread has stopped, or the child ended (left to be reaped by wait()).
+        siginfo_t info{};
+        while (::waitid(P_PID, static_cast<id_t>(child.pid()), &info, WSTOPPED | WEXITED | WNOWAIT) != 0) {
+            if (errno != EINTR) return false;
+        }
+        if (info.si_code != CLD_STOPPED) return false;
+        if (holds()) return true;
+        ::kill(child.pid(), SIGCONT);
+    }
+}
+
 inline Result run(const std::string& program, const std::vector<std::string>& args,
                   const std::function<void()>& before_exec = {}) {
     return ChildProcess(program, args, before_exec).wait();
 }
 
-// One line on stderr, "gpusort-file: ...", holding every one of `must_contain`; status not 0.
-inline void expect_one_error_line(const Result& r, const std::vector<std::string>& must_contain) {
-    EXPECT_TRUE(r.exited() && r.exit_code() != 0) << r.how_it_ended() << "; stderr: " << r.err;
+// The exit statuses of gpusort-file's failures: a sort that failed, and a malformed command line.
+inline constexpr int kFailed = 1;
+inline constexpr int kBadCommandLine = 2;
+
+// One line on stderr, "gpusort-file: ...", holding every one of `must_contain`, and exit status
+// `status`: 1 for a sort that failed (the default), 2 for a malformed command line.
+inline void expect_one_error_line(const Result& r, const std::vector<std::string>& must_contain,
+                                  int status = kFailed) {
+    EXPECT_TRUE(r.exited() && r.exit_code() == status)
+        << r.how_it_ended() << ", expected exit status " << status << "; stderr: " << r.err;
     EXPECT_EQ(r.err.rfind("gpusort-file: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.empty() ? '\0' : r.err.back(), '\n') << r.err;
@@ -179,8 +213,8 @@ inline void expect_one_error_line(const Result& r, const std::vector<std::string
         EXPECT_NE(r.err.find(text), std::string::npos) << "missing '" << text << "' in: " << r.err;
 }
 
-inline void expect_one_error_line(const Result& r, const std::string& must_contain) {
-    expect_one_error_line(r, std::vector<std::string>{must_contain});
+inline void expect_one_error_line(const Result& r, const std::string& must_contain, int status = kFailed) {
+    expect_one_error_line(r, std::vector<std::string>{must_contain}, status);
 }
 
 }  // namespace gpusort::testing

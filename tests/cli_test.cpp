@@ -1,8 +1,12 @@
-// The programs as a user runs them: gpusort-gen makes data, gpusort-file sorts it, gpusort-check
-// and an in-test std::sort confirm it; every error case gives one "gpusort-file: " line, a
-// non-zero status, no new file at OUTPUT, an untouched existing OUTPUT and no temp files.
+// The programs as a user runs them: gpusort-gen makes data, gpusort-file sorts it, and its
+// output is compared byte for byte with an in-test std::stable_sort of the input's records, read
+// before the sort, under an independent reference order (reference_records.hpp), the input
+// compared with those bytes after the sort, and gpusort-check run too; every error case gives one
+// "gpusort-file: " line, a non-zero status, no new file at OUTPUT, an untouched existing OUTPUT
+// and no temp files.
 #include "cli_run.hpp"
 #include "reference_order.hpp"
+#include "reference_records.hpp"
 #include "scratch_dir.hpp"
 #include "wait_bounds.hpp"
 
@@ -25,6 +29,13 @@ namespace {
 
 Result sort_cli(const std::vector<std::string>& args, const ScratchDir&) { return run(GPUSORT_FILE_BIN, args); }
 
+// What gpusort-file must write for the records `input` (a file's bytes, read before the sort)
+// under the key options (and --unique) `key`: their stable sort by the reference order.
+std::string reference_of(const std::string& input, const std::vector<std::string>& key) {
+    const ReferenceKey reference = reference_key_of_options(key);
+    return reference_record_sort_text(input, reference.spec, reference.unique);
+}
+
 }  // namespace
 
 TEST(Cli, SortsGeneratedDataOfSeveralTypes) {
@@ -39,19 +50,22 @@ TEST(Cli, SortsGeneratedDataOfSeveralTypes) {
         std::vector<std::string> gen = {"--type", c.type, "--count", "300001", "--dist", c.dist, dir / "in"};
         if (std::string(c.type)[0] == 'f') gen.push_back("--special");
         ASSERT_EQ(run(GPUSORT_GEN_BIN, gen).status(), 0);
-        std::vector<std::string> args = {"--type", c.type, dir / "in", dir / "out"};
-        std::vector<std::string> check = {"--type", c.type, "--input", dir / "in", dir / "out"};
-        if (c.descending) args.insert(args.begin(), "--descending"), check.insert(check.begin(), "--descending");
+        std::vector<std::string> key = {"--type", c.type};
+        if (c.descending) key.push_back("--descending");
+        // The expectation from the input as it was before the sort.
+        const std::string input = read_text(dir / "in");
+        const std::string expected = reference_of(input, key);
+        std::vector<std::string> args = key;
+        args.insert(args.end(), {dir / "in", dir / "out"});
         Result r = sort_cli(args, dir);
         ASSERT_EQ(r.status(), 0) << r.err;
         EXPECT_EQ(r.err, "");
+        EXPECT_TRUE(read_text(dir / "out") == expected) << c.type << ": not the reference's bytes";
+        EXPECT_TRUE(read_text(dir / "in") == input) << c.type << ": the input changed";
+        std::vector<std::string> check = key;
+        check.insert(check.end(), {"--input", dir / "in", dir / "out"});
         Result checked = run(GPUSORT_CHECK_BIN, check);
         EXPECT_EQ(checked.status(), 0) << c.type << " " << checked.out << checked.err;
-        if (std::string(c.type) == "f32") {
-            auto in = read_keys<float>(dir / "in");
-            auto out = read_keys<float>(dir / "out");
-            EXPECT_TRUE(same_bytes(out, reference_sort(in, false)));
-        }
     }
 }
 
@@ -61,6 +75,7 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
     write_text(tmp / "unrelated", "stays");
     // 4 Mi keys = 32 MiB with a 1 MiB budget: about 70 runs, more than one merge can take.
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "4M", "--seed", "9", dir / "in"}).status(), 0);
+    const auto in = read_keys<std::uint64_t>(dir / "in");  // before the sort
     Result r = sort_cli({"--backend", "cpu", "--memory", "1M", "--tmp-dir", tmp.path(), "--stats", dir / "stats.json",
                          dir / "in", dir / "out"},
                         dir);
@@ -70,8 +85,8 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
     EXPECT_NE(stats.find("\"runs\": 69"), std::string::npos) << stats;
     EXPECT_EQ(stats.find("\"merge_passes\": 1,"), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"spill_io\": \"buffered\""), std::string::npos) << stats;  // 64 MiB fit the page cache
-    auto in = read_keys<std::uint64_t>(dir / "in");
     EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(in, false)));
+    EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "in"), in)) << "the input changed";
 
     // The same with direct I/O, where the file system has it.
     std::filesystem::remove(dir / "out");
@@ -84,6 +99,7 @@ TEST(Cli, SpillsRunsAndMergesInSeveralPassesLeavingTmpDirAsItWas) {
     }
     EXPECT_NE(read_text(dir / "stats.json").find("\"spill_io\": \"direct\""), std::string::npos);
     EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(in, false)));
+    EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "in"), in)) << "the input changed";
     EXPECT_EQ(tmp.entries(), (std::set<std::string>{"unrelated"}));
 }
 
@@ -156,32 +172,33 @@ TEST(Cli, UnusableTmpDir) {
 TEST(Cli, BadCommandLines) {
     ScratchDir dir;
     write_text(dir / "in", std::string(16, 'x'));
-    expect_one_error_line(sort_cli({"--type", "u128", dir / "in", dir / "out"}, dir), "u128");
-    expect_one_error_line(sort_cli({"--memory", "lots", dir / "in", dir / "out"}, dir), "--memory");
-    expect_one_error_line(sort_cli({"--memory", "100K", dir / "in", dir / "out"}, dir), "--memory");
-    expect_one_error_line(sort_cli({"--threads", "0", dir / "in", dir / "out"}, dir), "--threads");
-    expect_one_error_line(sort_cli({"--spill-io", "fast", dir / "in", dir / "out"}, dir), "--spill-io");
-    expect_one_error_line(sort_cli({dir / "in"}, dir), "expected INPUT and OUTPUT, got only '" + (dir / "in") + "'");
-    expect_one_error_line(sort_cli({}, dir), "expected INPUT and OUTPUT (see --help)");
+    expect_one_error_line(sort_cli({"--type", "u128", dir / "in", dir / "out"}, dir), "u128", kBadCommandLine);
+    expect_one_error_line(sort_cli({"--memory", "lots", dir / "in", dir / "out"}, dir), "--memory", kBadCommandLine);
+    expect_one_error_line(sort_cli({"--memory", "100K", dir / "in", dir / "out"}, dir), "--memory", kBadCommandLine);
+    expect_one_error_line(sort_cli({"--threads", "0", dir / "in", dir / "out"}, dir), "--threads", kBadCommandLine);
+    expect_one_error_line(sort_cli({"--spill-io", "fast", dir / "in", dir / "out"}, dir), "--spill-io", kBadCommandLine);
+    expect_one_error_line(sort_cli({dir / "in"}, dir), "expected INPUT and OUTPUT, got only '" + (dir / "in") + "'",
+                          kBadCommandLine);
+    expect_one_error_line(sort_cli({}, dir), "expected INPUT and OUTPUT (see --help)", kBadCommandLine);
     // A forgotten key spec: the key is blamed, not a missing OUTPUT.
-    expect_one_error_line(sort_cli({"--key", dir / "in", dir / "out"}, dir), "--key");
+    expect_one_error_line(sort_cli({"--key", dir / "in", dir / "out"}, dir), "--key", kBadCommandLine);
     // An option's value taken from the next word, which is an option: the sort would have lost the
     // record size (and written its report to a file named "--record-size=16").
     expect_one_error_line(sort_cli({"--stats", "--record-size=16", dir / "in", dir / "out"}, dir),
-                          "--stats: its value is missing ('--record-size=16' looks like an option)");
+                          "--stats: its value is missing ('--record-size=16' looks like an option)", kBadCommandLine);
     expect_one_error_line(sort_cli({"--tmp-dir", "--descending", dir / "in", dir / "out"}, dir),
-                          "--tmp-dir: its value is missing ('--descending' looks like an option)");
+                          "--tmp-dir: its value is missing ('--descending' looks like an option)", kBadCommandLine);
     expect_one_error_line(sort_cli({"--no-such-option", dir / "in", dir / "out"}, dir),
-                          std::vector<std::string>{"no-such-option", "(see --help)"});
+                          std::vector<std::string>{"no-such-option", "(see --help)"}, kBadCommandLine);
     expect_one_error_line(sort_cli({dir / "in", dir / "out", dir / "more"}, dir),
-                          "too many operands: expected INPUT and OUTPUT (see --help)");
+                          "too many operands: expected INPUT and OUTPUT (see --help)", kBadCommandLine);
     // The level's range is that of the format in use only.
     expect_one_error_line(sort_cli({"--compression-level", "99", dir / "in", dir / "out.zst"}, dir),
-                          "--compression-level: compression level 99 is out of range for zst (1-19)");
+                          "--compression-level: compression level 99 is out of range for zst (1-19)", kBadCommandLine);
     expect_one_error_line(sort_cli({"--compression-level", "12", dir / "in", dir / "out.gz"}, dir),
-                          "--compression-level: compression level 12 is out of range for gz (0-9)");
+                          "--compression-level: compression level 12 is out of range for gz (0-9)", kBadCommandLine);
     expect_one_error_line(sort_cli({"--compression-level", "99", dir / "in", dir / "out"}, dir),
-                          "--compression-level: must be between 0 and 19 (OUTPUT is not compressed");
+                          "--compression-level: must be between 0 and 19 (OUTPUT is not compressed", kBadCommandLine);
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
     // --help: the options, "-" for stdin and stdout, the exit statuses and examples, for each program.
     for (const std::string program : {GPUSORT_FILE_BIN, GPUSORT_GEN_BIN, GPUSORT_CHECK_BIN}) {
@@ -397,6 +414,8 @@ TEST(Tools, CheckInfersTheRecordSizeLikeTheSorter) {
     const std::vector<std::string> key = {"--key", "2:u32:be", "--key", "0:i8:desc"};
     Result sorted = sort_cli(joined(key, {"--backend", "cpu", dir / "in", dir / "out"}), dir);
     ASSERT_EQ(sorted.status(), 0) << sorted.err;
+    EXPECT_TRUE(read_text(dir / "out") == reference_of(records, key)) << "not the reference's bytes";
+    EXPECT_TRUE(read_text(dir / "in") == records) << "the input changed";
     Result ok = run(GPUSORT_CHECK_BIN, joined(key, {"--input", dir / "in", dir / "out"}));
     EXPECT_EQ(ok.status(), 0) << ok.out << ok.err;
     EXPECT_EQ(ok.out, "ok: 5000 records in order, same records as the input\n");
@@ -483,23 +502,29 @@ TEST(Tools, GenWritesGensortTextLinesWithTheSameKeysAsHex) {
 
 TEST(Cli, SortsRecordsByKeySpecsAndGensortFiles) {
     ScratchDir dir;
-    // Sort Benchmark records, in memory and spilled as many runs; checked by gpusort-check.
+    // Sort Benchmark records, in memory and spilled as many runs; compared with the reference
+    // (built from the input read before the sorts, which must leave it as it was) and checked by
+    // gpusort-check.
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "50000", dir / "in"}).status(), 0);
+    const std::string input = read_text(dir / "in");
     for (const char* memory : {"1G", "1M"}) {
         Result r = sort_cli({"--backend", "cpu", "--memory", memory, "--format", "gensort", dir / "in", dir / "out"}, dir);
         ASSERT_EQ(r.status(), 0) << r.err;
+        EXPECT_TRUE(read_text(dir / "out") == reference_of(input, {"--format", "gensort"})) << memory;
         Result checked = run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "out"});
         EXPECT_EQ(checked.status(), 0) << memory << " " << checked.out << checked.err;
     }
     // --descending reverses the key; the same records read as 25 u32 fields, keyed by two of them.
     Result r = sort_cli({"--backend", "cpu", "--format", "gensort", "--descending", dir / "in", dir / "out"}, dir);
     ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_TRUE(read_text(dir / "out") == reference_of(input, {"--format", "gensort", "--descending"}));
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--descending", "--input", dir / "in", dir / "out"}).status(), 0);
     const std::vector<std::string> spec = {"--record-size", "100", "--key", "20:u32:be:desc", "--key", "1:i64"};
     std::vector<std::string> args = spec;
     args.insert(args.end(), {"--backend", "cpu", "--stable", dir / "in", dir / "out"});
     r = sort_cli(args, dir);
     ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_TRUE(read_text(dir / "out") == reference_of(input, spec)) << "--key 20:u32:be:desc --key 1:i64";
     args = spec;
     args.insert(args.end(), {"--input", dir / "in", dir / "out"});
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, args).status(), 0);
@@ -509,6 +534,9 @@ TEST(Cli, SortsRecordsByKeySpecsAndGensortFiles) {
                  dir);
     ASSERT_EQ(r.status(), 0) << r.err;
     const std::string out = read_text(dir / "out");
+    EXPECT_TRUE(out == reference_of(input, {"--type", "u16", "--record-size", "100", "--unique"}))
+        << "not the first record of each u16 key";
+    EXPECT_TRUE(read_text(dir / "in") == input) << "the input changed";
     ASSERT_EQ(out.size() % 100, 0u);
     ASSERT_LE(out.size(), 65536u * 100);
     for (std::size_t i = 100; i < out.size(); i += 100) {
@@ -526,6 +554,7 @@ TEST(Cli, RefusesNonsenseRecordOptions) {
     struct Case {
         std::vector<std::string> args;
         const char* message;
+        int status = kBadCommandLine;
     };
     for (const Case& c : std::vector<Case>{
              {{"--record-size", "13", "--key", "12:u32"}, "beyond the 13-byte record"},
@@ -539,11 +568,11 @@ TEST(Cli, RefusesNonsenseRecordOptions) {
              {{"--format", "gensort", "--key", "0:u32"}, "--format gensort"},
              {{"--format", "csv"}, "unknown format 'csv'"},
              {{"--record-size", "2", "--type", "u32"}, "beyond the 2-byte record"},
-             {{"--record-size", "4", "--key", "0:u8"}, "not a multiple of the record size 4"},
+             {{"--record-size", "4", "--key", "0:u8"}, "not a multiple of the record size 4", kFailed},
          }) {
         std::vector<std::string> args = c.args;
         args.insert(args.end(), {dir / "in", dir / "out"});
-        expect_one_error_line(sort_cli(args, dir), c.message);
+        expect_one_error_line(sort_cli(args, dir), c.message, c.status);
         EXPECT_EQ(read_text(dir / "out"), "keep");
         EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
     }

@@ -2,8 +2,10 @@
 // system, files it may not read or write, paths of the wrong kind. Every failure must give one
 // "gpusort-file: " line naming the file and the cause and a non-zero status (a signal: end by that
 // signal), and leave no new file at OUTPUT, an existing OUTPUT byte for byte as it was, nothing
-// in the output folder or --tmp-dir, and the input untouched.
+// in the output folder or --tmp-dir, and the input untouched. A sort after a killed one writes the
+// bytes of an in-test std::sort of the input.
 #include "cli_run.hpp"
+#include "reference_order.hpp"
 #include "scratch_dir.hpp"
 #include "wait_bounds.hpp"
 
@@ -156,11 +158,17 @@ TEST_F(KilledMidSort, BySigtermKeepingAnExistingOutput) {
 
 TEST_F(KilledMidSort, BySighup) { kill_mid_sort(SIGHUP); }
 
+// The sort that follows writes the reference's bytes: the input's keys, read before it, sorted by
+// std::sort (u64: every order of equal keys gives the same bytes), and leaves the input as it was.
 TEST_F(KilledMidSort, BySigkillThenTheSameCommandSucceeds) {
     kill_mid_sort(SIGKILL);
+    const auto input_digest = digest(input());
+    const std::vector<std::uint64_t> expected = reference_sort(read_keys<std::uint64_t>(input()), false);
     Result r = run(GPUSORT_FILE_BIN, sort_args());
     ASSERT_EQ(r.exit_code(), 0) << r.how_it_ended() << ": " << r.err;
     EXPECT_EQ(entries_of(dir_ / "tmp"), std::set<std::string>{});
+    EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(output()), expected)) << "not the reference's bytes";
+    EXPECT_EQ(digest(input()), input_digest) << "the input changed";
     Result checked = run(GPUSORT_CHECK_BIN, {"--type", "u64", "--input", input(), output()});
     EXPECT_EQ(checked.exit_code(), 0) << checked.out << checked.err;
 }

@@ -4,8 +4,13 @@
 // nothing, plans no more than the budget. Private memory is the resident anonymous memory
 // (RssAnon of /proc/PID/status: the output's memory map and the page cache are not in it),
 // sampled every millisecond or so; where nothing is mapped, the kernel's own peak of the resident
-// set (ru_maxrss, which also holds the program's code) bounds it too.
+// set (ru_maxrss, which also holds the program's code) bounds it too. Every output is compared
+// byte for byte with an in-test stable sort of the input by the reference order, and the input with
+// a copy, both written to files before the sorts: the test holds no data while a sort runs (the
+// ru_maxrss of a child counts what it had from the test before its exec).
 #include "cli_run.hpp"
+#include "reference_order.hpp"
+#include "reference_records.hpp"
 #include "scratch_dir.hpp"
 #include "wait_bounds.hpp"
 
@@ -117,6 +122,11 @@ TEST(MemoryBudget, KeysFromFilesStreamsAndCompressedFilesStayWithinTheBudget) {
     ScratchDir dir;
     // 128 MiB of keys: 5 runs from a file under 64M, 10 from a stream.
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "16M", "--seed", "3", dir / "in"}).status(), 0);
+    {
+        const std::vector<std::uint64_t> input = read_keys<std::uint64_t>(dir / "in");
+        write_keys(dir / "in.before", input);
+        write_keys(dir / "expected", reference_sort(input, false));
+    }
     const std::vector<std::string> common = {"--backend", "cpu", "--memory", "64M", "--tmp-dir", dir.path()};
     auto with = [&](std::vector<std::string> args) {
         args.insert(args.begin(), common.begin(), common.end());
@@ -127,6 +137,7 @@ TEST(MemoryBudget, KeysFromFilesStreamsAndCompressedFilesStayWithinTheBudget) {
     Measured file = sort_measured(with({"--stats", dir / "file.json", dir / "in", dir / "file"}));
     expect_within_budget(file, "file to file", true);
     EXPECT_NE(read_text(dir / "file.json").find("\"runs\": 5"), std::string::npos) << read_text(dir / "file.json");
+    EXPECT_TRUE(read_text(dir / "file") == read_text(dir / "expected")) << "file to file: not the reference's bytes";
 
     EXPECT_LE(planned_peak(with({"--threads", "16", "-", "-"}), dir), kBudget);
     Measured stream = sort_measured(with({"--threads", "16", "-", "-"}), dir / "in", dir / "stream");
@@ -143,6 +154,7 @@ TEST(MemoryBudget, KeysFromFilesStreamsAndCompressedFilesStayWithinTheBudget) {
     expect_within_budget(zst_in, ".zst to file", true);
     EXPECT_TRUE(read_text(dir / "from_zst") == read_text(dir / "file"));
     EXPECT_EQ(read_text(dir / "zst.json").find("\"runs\": 1,"), std::string::npos) << read_text(dir / "zst.json");
+    EXPECT_TRUE(read_text(dir / "in") == read_text(dir / "in.before")) << "the input changed";
 }
 
 TEST(MemoryBudget, RecordsStayWithinTheBudget) {
@@ -150,6 +162,12 @@ TEST(MemoryBudget, RecordsStayWithinTheBudget) {
     ScratchDir dir;
     // 100 MB of gensort records.
     ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--format", "gensort", "--count", "1M", "--seed", "4", dir / "in"}).status(), 0);
+    {
+        const std::string input = read_text(dir / "in");
+        write_text(dir / "in.before", input);
+        write_text(dir / "expected",
+                   reference_record_sort_text(input, reference_key_of_options({"--format", "gensort"}).spec, false));
+    }
     const std::vector<std::string> args = {"--backend", "cpu", "--memory", "64M", "--tmp-dir", dir.path(),
                                            "--format",  "gensort"};
     auto with = [&](std::vector<std::string> more) {
@@ -160,10 +178,12 @@ TEST(MemoryBudget, RecordsStayWithinTheBudget) {
     Measured file = sort_measured(with({"--stats", dir / "stats.json", dir / "in", dir / "out"}));
     expect_within_budget(file, "records, file to file", true);
     EXPECT_EQ(read_text(dir / "stats.json").find("\"runs\": 1,"), std::string::npos) << read_text(dir / "stats.json");
+    EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "expected")) << "records, file to file: not the reference's bytes";
     EXPECT_EQ(run(GPUSORT_CHECK_BIN, {"--format", "gensort", "--input", dir / "in", dir / "out"}).status(), 0);
 
     EXPECT_LE(planned_peak(with({"--threads", "16", "-", "-"}), dir), kBudget);
     Measured stream = sort_measured(with({"--threads", "16", "-", "-"}), dir / "in", dir / "stream");
     expect_within_budget(stream, "records, stdin to stdout, 16 threads", false);
     EXPECT_TRUE(read_text(dir / "stream") == read_text(dir / "out"));
+    EXPECT_TRUE(read_text(dir / "in") == read_text(dir / "in.before")) << "the input changed";
 }

@@ -1,6 +1,9 @@
 // sort_file end to end through the library API, typed over all ten key types: every size class,
 // distribution and direction, sorted in memory, as many runs, and with several merge passes,
-// each compared byte for byte with std::sort under an independent reference order.
+// each compared byte for byte with std::sort under an independent reference order, the input
+// compared byte for byte with what was written before the sort. The inputs of the typed tests
+// are listed once, and a census of them shows that they hold what the order must get right:
+// NaNs, -0.0 and +0.0, both infinities, and duplicates.
 #include "generated_keys.hpp"
 #include "reference_order.hpp"
 #include "scratch_dir.hpp"
@@ -30,6 +33,40 @@ std::size_t min_budget_run_keys() {
     return (kMinMemoryBudget - kMinMemoryBudget / 16) / 2 / sizeof(T);
 }
 
+// An input of the typed tests: `count` keys of a kind of data from a seed.
+struct TypedInput {
+    std::size_t count;
+    KeyData data;
+    std::uint64_t seed;
+};
+
+std::string input_name(const TypedInput& input) {
+    return std::to_string(input.count) + " " + key_data_name(input.data);
+}
+
+// SmallSizesInMemory: every size class and kind of data.
+template <class T>
+std::vector<TypedInput> small_inputs() {
+    std::vector<TypedInput> inputs;
+    for (std::size_t n : {0u, 1u, 2u, 3u, 7u, 1001u, 65537u})
+        for (const KeyData& data : key_data_for<T>()) inputs.push_back({n, data, n + 1});
+    return inputs;
+}
+
+// ManyRunsAndManyPasses: six and a bit runs (the last one short and odd-sized) of every kind.
+template <class T>
+std::vector<TypedInput> many_runs_inputs() {
+    std::vector<TypedInput> inputs;
+    for (const KeyData& data : key_data_for<T>()) inputs.push_back({6 * min_budget_run_keys<T>() + 17, data, 99});
+    return inputs;
+}
+
+// SeveralMillionKeys: the widest mix, and uniform keys.
+template <class T>
+std::vector<TypedInput> several_million_inputs() {
+    return {{3'000'001, mixed_key_data<T>(), 5}, {3'000'001, {}, 6}};
+}
+
 template <class T>
 SortReport sort_and_compare(const std::vector<T>& keys, KeyType type, bool descending, Budget budget,
                             const std::string& what, unsigned threads = 2) {
@@ -49,7 +86,7 @@ SortReport sort_and_compare(const std::vector<T>& keys, KeyType type, bool desce
     const std::vector<T> expected = reference_sort(keys, descending);
     const std::vector<T> actual = read_keys<T>(dir / "out");
     EXPECT_TRUE(same_bytes(actual, expected)) << what;
-    EXPECT_EQ(read_keys<T>(dir / "in").size(), keys.size()) << "input changed: " << what;
+    EXPECT_TRUE(same_bytes(read_keys<T>(dir / "in"), keys)) << "input changed: " << what;
     EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << what;
     return report;
@@ -63,27 +100,25 @@ TYPED_TEST_SUITE(SortFileTest, AllKeyTypes);
 
 TYPED_TEST(SortFileTest, SmallSizesInMemory) {
     using T = typename TypeParam::type;
-    for (std::size_t n : {0u, 1u, 2u, 3u, 7u, 1001u, 65537u})
-        for (const KeyData& data : key_data_for<T>())
-            for (bool descending : {false, true}) {
-                SortReport report = sort_and_compare(make_keys<T>(n, data, n + 1), TypeParam::key, descending,
-                                                     Budget::in_memory,
-                                                     std::to_string(n) + " " + key_data_name(data) + (descending ? " desc" : ""));
-                EXPECT_EQ(report.merge_passes, 0u);
-            }
+    for (const TypedInput& input : small_inputs<T>())
+        for (bool descending : {false, true}) {
+            SortReport report = sort_and_compare(make_keys<T>(input.count, input.data, input.seed), TypeParam::key,
+                                                 descending, Budget::in_memory,
+                                                 input_name(input) + (descending ? " desc" : ""));
+            EXPECT_EQ(report.merge_passes, 0u);
+        }
 }
 
 TYPED_TEST(SortFileTest, ManyRunsAndManyPasses) {
     using T = typename TypeParam::type;
-    // Six and a bit runs: the last one short and odd-sized.
-    const std::size_t n = 6 * min_budget_run_keys<T>() + 17;
     for (Budget budget : {Budget::many_runs, Budget::many_passes})
-        for (const KeyData& data : key_data_for<T>())
+        for (const TypedInput& input : many_runs_inputs<T>())
             for (bool descending : {false, true}) {
                 // One thread: the 1 MiB budget then merges all seven runs at once.
                 const unsigned threads = budget == Budget::many_runs ? 1 : 2;
-                SortReport report = sort_and_compare(make_keys<T>(n, data, 99), TypeParam::key, descending, budget,
-                                                     std::string(budget_name(budget)) + " " + key_data_name(data) +
+                SortReport report = sort_and_compare(make_keys<T>(input.count, input.data, input.seed), TypeParam::key,
+                                                     descending, budget,
+                                                     std::string(budget_name(budget)) + " " + input_name(input) +
                                                          (descending ? " desc" : ""),
                                                      threads);
                 EXPECT_EQ(report.runs, 7u);
@@ -93,11 +128,58 @@ TYPED_TEST(SortFileTest, ManyRunsAndManyPasses) {
 
 TYPED_TEST(SortFileTest, SeveralMillionKeys) {
     using T = typename TypeParam::type;
-    const std::size_t n = 3'000'001;
-    sort_and_compare(make_keys<T>(n, mixed_key_data<T>(), 5), TypeParam::key,
+    const std::vector<TypedInput> inputs = several_million_inputs<T>();
+    sort_and_compare(make_keys<T>(inputs[0].count, inputs[0].data, inputs[0].seed), TypeParam::key,
                      false, Budget::many_runs, "several million, many runs");
-    sort_and_compare(make_keys<T>(n, {}, 6), TypeParam::key, true, Budget::in_memory,
-                     "several million, in memory, one thread", 1);
+    sort_and_compare(make_keys<T>(inputs[1].count, inputs[1].data, inputs[1].seed), TypeParam::key, true,
+                     Budget::in_memory, "several million, in memory, one thread", 1);
+}
+
+// What the typed tests above sort holds what the order must get right, counted by value
+// (census_of), not by the key rules: for floats, the inputs with special values (of more than a
+// few keys) each hold NaNs of both signs and more than one payload, -0.0, +0.0, +inf and -inf,
+// and each test has such inputs; for every type, the all-equal and few-distinct inputs of each
+// test are duplicates but for a few keys. (Uniform keys of 64 bits do not repeat: the sorts of
+// duplicates are those of other kinds of data.)
+TYPED_TEST(SortFileTest, TheTypedTestsInputsHoldSpecialValuesAndDuplicates) {
+    using T = typename TypeParam::type;
+    const std::pair<const char*, std::vector<TypedInput>> tests[] = {{"SmallSizesInMemory", small_inputs<T>()},
+                                                                     {"ManyRunsAndManyPasses", many_runs_inputs<T>()},
+                                                                     {"SeveralMillionKeys", several_million_inputs<T>()}};
+    for (const auto& [test, inputs] : tests) {
+        std::size_t duplicates = 0, special_inputs = 0, repeating_inputs = 0;
+        for (const TypedInput& input : inputs) {
+            const std::string what = std::string(test) + ", " + input_name(input);
+            const KeyCensus c = census_of(make_keys<T>(input.count, input.data, input.seed));
+            ASSERT_EQ(c.keys, input.count) << what;
+            duplicates += c.duplicates;
+            const auto d = input.data.distribution;
+            if ((d == gen::Distribution::equal || d == gen::Distribution::few_unique) && input.count >= 1001) {
+                ++repeating_inputs;
+                EXPECT_GE(c.duplicates, input.count - (input.data.special ? 64 : 5)) << what;
+            }
+            if (!std::is_floating_point_v<T> || !input.data.special || input.count < 1001) {
+                continue;
+            }
+            ++special_inputs;
+            EXPECT_GT(c.nan, 0u) << what;
+            EXPECT_GT(c.negative_nan, 0u) << what;
+            EXPECT_LT(c.negative_nan, c.nan) << what << ": NaNs of one sign only";
+            EXPECT_GE(c.nan_patterns, 3u) << what << ": NaNs of one or two payloads only";
+            EXPECT_GT(c.negative_zero, 0u) << what;
+            EXPECT_GT(c.positive_zero, 0u) << what;
+            EXPECT_GT(c.positive_infinity, 0u) << what;
+            EXPECT_GT(c.negative_infinity, 0u) << what;
+            EXPECT_GT(c.duplicates, 0u) << what;
+        }
+        if (std::string(test) != "SeveralMillionKeys") {
+            EXPECT_GE(repeating_inputs, 2u) << test << ": no all-equal or few-distinct input";
+            EXPECT_GT(duplicates, 0u) << test << ": no key repeats in any input";
+        }
+        if (std::is_floating_point_v<T>) {
+            EXPECT_GT(special_inputs, 0u) << test << ": no input with special values";
+        }
+    }
 }
 
 TEST(SortFile, BoundariesOfTheRunSize) {
@@ -126,10 +208,12 @@ TEST(SortFile, StreamOfExactlyTwoChunks) {
     options.memory_bytes = kMinMemoryBudget;
     options.tmp_dir = tmp.path();
     options.max_run_records = 1000;
+    const std::string input = read_text(dir / "in.zst");
     const SortReport report = sort_file(options);
     EXPECT_EQ(report.runs, 2u);
     EXPECT_EQ(report.merge_passes, 1u);
     EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(keys, false)));
+    EXPECT_TRUE(read_text(dir / "in.zst") == input) << "input changed";
     EXPECT_TRUE(tmp.entries().empty());
 }
 
@@ -163,6 +247,7 @@ TEST(SortFile, SizeNotAMultipleOfTheRecordIsRefusedAndNothingIsWritten) {
         EXPECT_NE(std::string(e.what()).find("not a multiple of the record size 4"), std::string::npos) << e.what();
     }
     EXPECT_EQ(read_text(dir / "out"), "keep me");
+    EXPECT_EQ(read_text(dir / "in"), std::string(13, 'x'));
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
 }
 
@@ -188,6 +273,7 @@ TEST(SortFile, HundredsOfRunsInSeveralPasses) {
         EXPECT_GE(report.merge_passes, 3u) << key_data_name(data);
         EXPECT_EQ(report.merge_passes, report.plan.merge_passes) << key_data_name(data);
         EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(keys, false))) << key_data_name(data);
+        EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "in"), keys)) << "input changed: " << key_data_name(data);
         EXPECT_TRUE(tmp.entries().empty());
     }
 }

@@ -3,13 +3,14 @@
 # compressors are used by the tests to check compressed outputs),
 # using sudo when not run as root. The CUDA toolkit is optional and not installed here: when
 # nvcc is found (on PATH or in /usr/local/cuda) the GPU layer is built as well. Open MPI brings
-# gpusort-mpi, the distributed mode, and its tests (mpirun on this host). STXXL and matplotlib are
+# gpusort-mpi, the distributed mode, and its tests (mpirun on this host). numpy is the reference of
+# tools/soak.py. STXXL and matplotlib are
 # for the benchmarks (tools/bench/compare.py): its STXXL peer and its plots.
 # `tools/setup.sh fuzz` also installs clang with its libFuzzer and sanitizer runtimes (tools/fuzz.sh).
 set -euo pipefail
 packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev liblzma-dev libtbb-dev
           libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd help2man openmpi-bin libopenmpi-dev
-          libstxxl-dev python3-matplotlib)
+          libstxxl-dev python3-matplotlib python3-numpy)
 if [ "${1:-}" = fuzz ]; then
   packages+=(clang libclang-rt-dev)
 fi

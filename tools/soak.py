@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Soak test of gpusort-file: many random sort configurations, each checked two ways.
+"""Soak test of gpusort-file: many random sort configurations, each checked against a reference
+of its own.
 
 Every case draws, from --seed and its number alone (so `--only K` replays case K):
   a layout      --type T (any key type, sometimes in larger records), --record-size with 1-3
@@ -14,14 +15,22 @@ Every case draws, from --seed and its number alone (so `--only K` replays case K
   a path        file to file, pipes (stdin to stdout), .zst or .gz input and/or output (by name
                 or, for pipes, by --input-compression/--output-compression), or in place.
 
-The output is checked with gpusort-check (order, and with --input the same records as the input;
-with --unique, whose output holds fewer records, order only, and for small cases against the
-first record of each key of a stable sort without --unique, computed here) and compared byte
-for byte with the reference: gpusort-file --backend cpu, file to file, default budgets, same
-input and order options. Also checked: every process of the path succeeds, nothing is printed on
-stderr, the input is untouched and no file is left behind in the case's folder or temp folder.
+The output is compared byte for byte with the reference, computed here with numpy from the
+input's records and from the definitions of the order, not from gpusort's key rules: a stable
+sort by the key fields (numbers read in their byte order and compared by value, floats in IEEE
+754 totalOrder: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN, NaNs by payload; byte
+strings as memcmp; descending fields reversed), with --unique the first record of each group of
+equal keys. A case whose reference would not fit in half the available memory is compared with
+the other references alone, and its row says so. Also, as further checks: gpusort-check (order,
+and but for --unique the same records as the input), and the same bytes as gpusort-file
+--backend cpu, file to file, default budgets, same input and order options. Also checked: every
+process of the path succeeds, nothing is printed on stderr, the input (the file the sort reads,
+and the data it was made from) has the same bytes after the sort as before (SHA-256), and no file
+is left behind in the case's folder or temp folder.
 
-Needs Python 3 and cat; zstd (on PATH or in a --bin folder) for .zst paths, which use .gz without it.
+Needs Python 3 with numpy (Debian: python3-numpy; run by a python3 without numpy, the script runs
+itself again with /usr/bin/python3 where that one has it) and cat; zstd (on PATH or in a --bin
+folder) for .zst paths, which use .gz without it.
 Data are removed after each case (kept for failed cases with --keep); a case whose data would
 not fit in the free space of --work is skipped and says so. Each case writes its commands and
 their output to WORK/logs/case-NNN.log. Prints one table row per case and totals at the end;
@@ -29,6 +38,7 @@ exits 1 when a case failed or none ran.
 """
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -41,12 +51,23 @@ import sys
 import tempfile
 import time
 
+try:
+    import numpy as np
+except ImportError:
+    # Debian's python3-numpy is for the system's python3, which may not be the first on PATH.
+    SYSTEM_PYTHON = "/usr/bin/python3"
+    if (os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PYTHON) and os.access(SYSTEM_PYTHON, os.X_OK)
+            and subprocess.run([SYSTEM_PYTHON, "-c", "import numpy"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL).returncode == 0):
+        os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON] + sys.argv)
+    sys.exit(f"soak: needs numpy for its reference sort, which {sys.executable} lacks "
+             "(Debian: apt-get install python3-numpy)")
+
 KEY_WIDTHS = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f32": 4, "f64": 8}
 DISTS = ["uniform", "sorted", "reversed", "equal", "few-unique", "nearly-sorted", "zipf", "normal"]
 RAW_TYPES = ["u8", "u16", "u32", "u64"]  # key arrays whose bytes become records with --key fields
 MIB = 1 << 20
 GZ_LIMIT = 256 * MIB        # larger cases use .zst instead of .gz (Python's gzip is slow)
-UNIQUE_CHECK_LIMIT = 16 * MIB  # --unique is recomputed here up to this input size
 MAX_RUNS = 512              # the smallest budgets only for inputs of at most this many budgets (about 2x runs)
 BLOCK = 8 * MIB
 
@@ -105,14 +126,14 @@ def draw_record_size(rng):
 
 
 def draw_layout(rng):
-    """The layout: options of gpusort-file and gpusort-check, the record size, the key's byte
-    ranges (for --unique's own check) and how to generate the data."""
+    """The layout: options of gpusort-file and gpusort-check, the record size, the key's fields
+    (as --key gives them, for the reference) and how to generate the data."""
     kind = rng.choices(["type", "records", "gensort"], [45, 40, 15])[0]
     dist = rng.choice(DISTS)
     if kind == "gensort":
         return dict(name="gensort", args=["--format", "gensort"], check_args=["--format", "gensort"],
-                    record_size=100, key=[(0, 10)], gen=["--format", "gensort", "--dist", dist], gen_width=100,
-                    dist=dist)
+                    record_size=100, fields=["0:bytes:10"], gen=["--format", "gensort", "--dist", dist],
+                    gen_width=100, dist=dist)
     if kind == "type":
         key_type = rng.choice(list(KEY_WIDTHS))
         width = KEY_WIDTHS[key_type]
@@ -122,14 +143,14 @@ def draw_layout(rng):
             raw = rng.choice(RAW_TYPES)
             args = ["--type", key_type, "--record-size", str(record_size)]
             return dict(name=f"{key_type}/r{record_size}", args=args, check_args=args, record_size=record_size,
-                        key=[(0, width)], gen=["--type", raw, "--dist", dist], gen_width=KEY_WIDTHS[raw],
-                        dist=f"{dist}({raw})")
+                        fields=[f"0:{key_type}"], gen=["--type", raw, "--dist", dist],
+                        gen_width=KEY_WIDTHS[raw], dist=f"{dist}({raw})")
         gen = ["--type", key_type, "--dist", dist]
         if key_type.startswith("f") and rng.random() < 0.3:
             gen.append("--special")
             dist += "+special"
         return dict(name=key_type, args=["--type", key_type], check_args=["--type", key_type], record_size=width,
-                    key=[(0, width)], gen=gen, gen_width=width, dist=dist)
+                    fields=[f"0:{key_type}"], gen=gen, gen_width=width, dist=dist)
     record_size = draw_record_size(rng)
     fields = draw_key_fields(rng, record_size)
     if rng.random() < 0.15:
@@ -141,8 +162,8 @@ def draw_layout(rng):
     raw = rng.choice(RAW_TYPES)
     return dict(name=f"r{record_size}[{','.join(spec for _, _, spec in fields)}]", args=size_args + keys,
                 check_args=["--record-size", str(record_size)] + keys, record_size=record_size,
-                key=[(offset, length) for offset, length, _ in fields], gen=["--type", raw, "--dist", dist],
-                gen_width=KEY_WIDTHS[raw], dist=f"{dist}({raw})")
+                fields=[spec for _, _, spec in fields],
+                gen=["--type", raw, "--dist", dist], gen_width=KEY_WIDTHS[raw], dist=f"{dist}({raw})")
 
 
 def draw_records(rng, record_size, max_size):
@@ -337,19 +358,135 @@ def compare_files(a, b, record_size):
             offset += len(block_a)
 
 
-def first_of_each_key(path, record_size, key):
-    """The records of a sorted file that start a group of equal keys (keys compare equal exactly
-    when their bytes do: totalOrder tells every float bit pattern apart)."""
+# ---------------------------------------------------------------------------------------------
+# The reference: numpy, from the definitions of the order
+
+
+NUMPY_TYPES = {"u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8",
+               "f32": "f4", "f64": "f8"}
+
+
+def parse_field(text):
+    """OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc] -> (offset, length, type or 'bytes',
+    big_endian, descending), as the README describes --key."""
+    parts = text.split(":")
+    offset, kind, rest = int(parts[0]), parts[1], parts[2:]
+    if kind == "bytes":
+        length, rest = int(rest[0]), rest[1:]
+    else:
+        length = KEY_WIDTHS[kind]
+    for word in rest:
+        if word not in ("be", "le", "desc") or (kind == "bytes" and word != "desc"):
+            raise ValueError(f"not a key field: {text}")
+    return offset, length, kind, "be" in rest, "desc" in rest
+
+
+def total_order_keys(values, width):
+    """np.lexsort keys (the last most significant) that put floats in IEEE 754 totalOrder:
+    -NaN (larger payload first) < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN (larger payload last)."""
+    negative = np.signbit(values)
+    nan = np.isnan(values)
+    # -NaN, the other negatives (-0.0 the largest), the other positives (+0.0 the smallest), +NaN.
+    group = np.where(nan, np.where(negative, 0, 3), np.where(negative, 1, 2)).astype(np.int8)
+    with np.errstate(invalid="ignore"):  # signalling NaNs (raw bytes hold them) raise the flag as they widen
+        number = np.where(nan, 0.0, values.astype(np.float64))
+    bits = values.view(np.dtype(f"u{width}").newbyteorder(values.dtype.byteorder))
+    magnitude = (bits.astype(np.uint64) & np.uint64((1 << (8 * width - 1)) - 1)).astype(np.int64)
+    payload = np.where(nan, np.where(negative, -magnitude, magnitude), 0)
+    return payload, number, group
+
+
+def field_ranks(records, field):
+    """For every record, the rank of its key field among the distinct values of the field in
+    ascending order (equal keys, equal ranks): numbers by value, floats in totalOrder (which
+    tells every bit pattern apart), byte strings as memcmp."""
+    offset, length, kind, big_endian, _ = field
+    n = len(records)
+    column = np.ascontiguousarray(records[:, offset:offset + length])
+    if kind == "bytes":
+        order = np.lexsort(column.T[::-1])  # the first byte most significant
+    else:
+        dtype = np.dtype(NUMPY_TYPES[kind]).newbyteorder(">" if big_endian else "<")
+        values = column.view(dtype).reshape(n)
+        if kind.startswith("f"):
+            order = np.lexsort(total_order_keys(values, length))
+        else:
+            order = np.argsort(values, kind="stable")
+    # Equal keys are equal bytes (totalOrder tells every float bit pattern apart), and lie together.
+    ordered = column[order]
+    new = np.any(ordered[1:] != ordered[:-1], axis=1)
+    ranks = np.empty(n, np.int64)
+    ranks[order] = np.concatenate(([0], np.cumsum(new)))
+    return ranks
+
+
+def reference_order(data_path, record_size, fields, descending, unique):
+    """The records of the file in the order of the reference: the indices of a stable sort by
+    the fields (the first most significant; every field reversed with descending), with unique
+    only the first of each group of equal keys. Returns (records, order)."""
+    records = np.fromfile(data_path, dtype=np.uint8)
+    n = len(records) // record_size
+    records = records.reshape(n, record_size)
+    if n == 0:
+        return records, np.empty(0, np.int64)
+    ranks = []
+    for text in fields:
+        field = parse_field(text)
+        rank = field_ranks(records, field)
+        ranks.append(-rank if field[4] != descending else rank)
+    order = np.lexsort(ranks[::-1])
+    if unique:
+        same = np.ones(n - 1, bool)  # the record has the key of the one before it
+        for rank in ranks:
+            ordered = rank[order]
+            same &= ordered[1:] == ordered[:-1]
+        order = order[np.concatenate(([True], ~same))]
+    return records, order
+
+
+def reference_memory(size, records, fields):
+    """Bytes the reference takes at most: the data, and a few 8-byte arrays per record and field."""
+    return size + records * 8 * (4 + 2 * len(fields)) + 64 * MIB
+
+
+def available_memory():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def compare_with_reference(output, records, order):
+    """None when the file at output holds records[order], else where it first differs."""
+    record_size = records.shape[1] if records.ndim == 2 else 1
+    expected_bytes = len(order) * record_size
+    actual_bytes = os.path.getsize(output)
+    block = max(1, BLOCK // record_size)
+    with open(output, "rb") as f:
+        for start in range(0, len(order), block):
+            expected = records[order[start:start + block]].tobytes()
+            actual = f.read(len(expected))
+            if actual != expected:
+                n = min(len(actual), len(expected))
+                i = next((i for i in range(n) if actual[i] != expected[i]), n)
+                if i == n:
+                    break
+                return f"first difference at record {start + i // record_size}"
+    if actual_bytes != expected_bytes:
+        return f"{actual_bytes} bytes against {expected_bytes}"
+    return None
+
+
+def digest(path):
+    h = hashlib.sha256()
     with open(path, "rb") as f:
-        data = f.read()
-    kept, previous = bytearray(), None
-    for start in range(0, len(data), record_size):
-        record = data[start:start + record_size]
-        this = b"".join(record[offset:offset + length] for offset, length in key)
-        if this != previous:
-            kept += record
-            previous = this
-    return bytes(kept)
+        for block in iter(lambda: f.read(BLOCK), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def gzip_copy(source, target, compress):
@@ -427,7 +564,8 @@ def run_case(case, args, programs, log):
                 stages.append(argv)
         if not stages:
             stages = [argv]
-        before = os.stat(data)
+        watched = [data] if source == "in-place" or source_file == data else [data, source_file]
+        before = {path: digest(path) for path in watched}
         statuses, _, errs, seconds = runner.pipeline(stages, out_path, "gpusort-file")
         if os.path.exists(stats_path):
             with open(stats_path) as f:
@@ -440,9 +578,9 @@ def run_case(case, args, programs, log):
             raise CaseFailed("FAIL", first if stages[bad] is argv else f"{stages[bad][0]}: {first}")
         if any(errs):
             raise CaseFailed("FAIL", "unexpected stderr: " + next(e for e in errs if e).strip().splitlines()[0])
-        after = os.stat(data)
-        if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns):
-            raise CaseFailed("FAIL", "the input changed")
+        changed = [os.path.basename(path) for path in watched if digest(path) != before[path]]
+        if changed:
+            raise CaseFailed("FAIL", "the input changed: " + " ".join(changed))
 
         output = result
         expected.add(os.path.basename(result if source == "in-place" else target_file))
@@ -457,6 +595,22 @@ def run_case(case, args, programs, log):
                 gzip_copy(target_file, result, compress=False)
             os.remove(target_file)
 
+        # The numpy reference, from the input's bytes (the same as before the sort: checked above).
+        detail = ""
+        need, available = reference_memory(size, case["records"], layout["fields"]), available_memory()
+        if available is not None and need > available // 2:
+            detail = f"no numpy reference: it needs {human(need)}, {human(available)} available"
+            runner.note("  " + detail)
+        else:
+            start = time.monotonic()
+            records, order = reference_order(data, layout["record_size"], layout["fields"],
+                                             "--descending" in case["order"], "--unique" in case["order"])
+            difference = compare_with_reference(output, records, order)
+            del records, order
+            runner.note(f"  numpy reference: {difference or 'the same bytes'}, {time.monotonic() - start:.2f} s")
+            if difference:
+                raise CaseFailed("MISMATCH", "differs from the numpy reference: " + difference)
+
         check = [programs["gpusort-check"]] + layout["check_args"]
         if "--descending" in case["order"]:
             check.append("--descending")
@@ -467,18 +621,9 @@ def run_case(case, args, programs, log):
             raise CaseFailed("MISMATCH" if statuses[0] == 1 else "FAIL", (out.strip() or errs[0].strip()).splitlines()[0])
         difference = compare_files(output, reference, layout["record_size"])
         if difference:
-            raise CaseFailed("MISMATCH", "differs from the reference: " + difference)
-        if "--unique" in case["order"] and size <= UNIQUE_CHECK_LIMIT:
-            everything = os.path.join(directory, "all.bin")
-            order = [o for o in case["order"] if o != "--unique"]
-            runner.run([programs["gpusort-file"]] + layout["args"] + order + ["--backend", "cpu", data, everything],
-                       "sort without --unique")
-            with open(output, "rb") as f:
-                if f.read() != first_of_each_key(everything, layout["record_size"], layout["key"]):
-                    raise CaseFailed("MISMATCH", "not the first record of each key of the sort without --unique")
-            runner.note("  --unique: the first record of each key of the sort without --unique")
+            raise CaseFailed("MISMATCH", "differs from the CPU backend's output: " + difference)
         passed = True
-        return "ok", "", stats
+        return "ok", detail, stats
     except CaseFailed as failure:
         runner.note(f"{failure.kind}: {failure.detail}")
         return failure.kind, failure.detail, stats

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <malloc.h>
@@ -26,6 +27,28 @@ void write_stats(const std::string& path, const std::string& json) {
     stats << json;
     if (!stats.flush()) throw std::runtime_error("cannot write the stats file '" + path + "'");
 }
+
+// A --stats FILE that cannot be written fails the command before the sort, so that OUTPUT is not
+// touched: it is opened for appending (its contents stay), and made empty where it was not there.
+// A file made so goes again when the sort fails (remove_if_made).
+class StatsFileCheck {
+public:
+    explicit StatsFileCheck(const std::optional<std::string>& path) {
+        if (!path || *path == "-") return;
+        std::error_code error;
+        made_ = !std::filesystem::exists(*path, error);
+        if (!std::ofstream(*path, std::ios::app)) throw std::runtime_error("cannot write the stats file '" + *path + "'");
+        path_ = *path;
+    }
+    void remove_if_made() const {
+        std::error_code error;
+        if (made_ && !path_.empty()) std::filesystem::remove(path_, error);
+    }
+
+private:
+    std::string path_;
+    bool made_ = false;
+};
 
 }  // namespace
 
@@ -74,7 +97,14 @@ int main(int argc, char** argv) {
             if (!std::cout.flush()) throw std::runtime_error("cannot write the plan to standard output");
             return 0;
         }
-        SortReport report = sort_file(command.sort);
+        const StatsFileCheck stats_file(command.stats_path);
+        SortReport report;
+        try {
+            report = sort_file(command.sort);
+        } catch (...) {
+            stats_file.remove_if_made();
+            throw;
+        }
         if (progress) progress->finish(sort_summary(report));  // the line ends before anything else is printed
         if (command.stats_path) {
             const std::string json = stats_json(command.sort, report);
