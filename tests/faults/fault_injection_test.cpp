@@ -14,6 +14,7 @@
 #include "tests/cli_run.hpp"
 #include "tests/fault_hook_log.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/faults/zstd_bytes.hpp"
 #include "tests/wait_bounds.hpp"
 
 #include <gtest/gtest.h>
@@ -133,20 +134,6 @@ std::string gzip_bytes(const std::string& plain) {
         out.write(plain.data(), static_cast<std::streamsize>(plain.size()));
     }
     return packed;
-}
-
-// The data of a zstd file, or nullopt when it is not valid zstd.
-std::optional<std::string> zstd_unpacked(const std::string& packed) {
-    try {
-        std::string plain;
-        bio::filtering_istream in;
-        in.push(bio::zstd_decompressor());
-        in.push(bio::array_source(packed.data(), packed.size()));
-        bio::copy(in, bio::back_inserter(plain));
-        return plain;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
 }
 
 struct Data {

@@ -9,6 +9,7 @@
 // run succeeds with the std::stable_sort reference corrupted exactly as asked.
 #include "tests/cli_run.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/faults/zstd_bytes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -74,20 +75,6 @@ std::string reference(std::vector<Record> records, bool unique) {
         records.erase(std::unique(records.begin(), records.end(), same), records.end());
     }
     return as_bytes(records);
-}
-
-// The data of a zstd file, or nullopt when it is not valid zstd.
-std::optional<std::string> zstd_unpacked(const std::string& packed) {
-    try {
-        std::string plain;
-        bio::filtering_istream in;
-        in.push(bio::zstd_decompressor());
-        in.push(bio::array_source(packed.data(), packed.size()));
-        bio::copy(in, bio::back_inserter(plain));
-        return plain;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
