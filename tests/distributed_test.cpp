@@ -212,7 +212,7 @@ TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
             // The engine's own figures for the sort of the part, which lies within the sort step.
             EXPECT_GT(mine.get<double>("part_sort.seconds.total"), 0) << rank;
             EXPECT_LE(mine.get<double>("part_sort.seconds.total"), mine.get<double>("seconds.sort")) << rank;
-            EXPECT_GE(mine.get<double>("part_sort.seconds.sort"), 0) << rank;
+            EXPECT_LE(mine.get<double>("part_sort.seconds.sort"), mine.get<double>("part_sort.seconds.total")) << rank;
             EXPECT_EQ(mine.get<double>("part_sort.merge_phases.gather.seconds"), 0) << rank;  // the CPU merges on the host
             ranges += mine.get<std::uint64_t>("range_records");
             sent += mine.get<std::uint64_t>("exchange_bytes_sent");
