@@ -4,6 +4,7 @@
 #include "io/host_buffer.hpp"
 #include "io/io_error.hpp"
 #include "io/parallel_io.hpp"
+#include "io/read_ahead.hpp"
 #include "io/spill_file.hpp"
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
@@ -11,12 +12,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
+#include <mutex>
 #include <numeric>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -490,4 +495,51 @@ TEST(AtomicOutputFile, MadeAtAHiddenNameChosenBeforehand) {
         io::AtomicOutputFile dropped(elsewhere / "out", io::AtomicOutputFile::hidden_name_for(elsewhere / "out"));
     }
     EXPECT_EQ(elsewhere.entries(), (std::set<std::string>{"target", "taken"}));
+}
+
+TEST(ReadAhead, EveryReadRunsOnItsThreadsAndEndsItsFuture) {
+    std::vector<int> done(200, 0);
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    {
+        io::ReadAhead reads(3);
+        std::vector<std::future<void>> futures;
+        for (int i = 0; i < 200; ++i)
+            futures.push_back(reads.start([&, i] {
+                done[i] = i + 1;
+                std::lock_guard lock(mutex);
+                threads.insert(std::this_thread::get_id());
+            }));
+        for (int i = 0; i < 200; ++i) {
+            futures[i].get();
+            EXPECT_EQ(done[i], i + 1);
+        }
+    }
+    EXPECT_FALSE(threads.contains(std::this_thread::get_id()));
+    EXPECT_LE(threads.size(), 3u);
+}
+
+TEST(ReadAhead, AFailedReadThrowsFromItsFutureAndTheOthersGoOn) {
+    io::ReadAhead reads(2);
+    auto failing = reads.start([] { throw io::IoError("cannot read 'run': Input/output error"); });
+    int value = 0;
+    auto fine = reads.start([&] { value = 7; });
+    EXPECT_THROW(failing.get(), io::IoError);
+    fine.get();
+    EXPECT_EQ(value, 7);
+}
+
+TEST(ReadAhead, ReadsStartedBeforeItGoesAllRun) {
+    std::atomic<int> ran = 0;
+    std::vector<std::future<void>> futures;
+    {
+        io::ReadAhead reads(1);
+        for (int i = 0; i < 50; ++i)
+            futures.push_back(reads.start([&] {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+                ++ran;
+            }));
+    }
+    EXPECT_EQ(ran.load(), 50);
+    for (auto& future : futures) EXPECT_EQ(future.wait_for(std::chrono::seconds(0)), std::future_status::ready);
 }

@@ -1,6 +1,7 @@
 // The k-way merge of sorted runs (of keys, or of entries of key and record). One merge cuts its output into equal slices by exact
 // multi-way selection; TBB tasks merge the slices independently, each with a loser tree over
-// buffered reads of its part of every run, and write each slice at its own output offset.
+// buffered reads of its part of every run (each run's next block read ahead on threads of its
+// own), and write each slice at its own output offset.
 // A sequential output (a stream) takes the slices in order instead: smaller slices are merged
 // into buffers by several tasks at once and handed on one after the other.
 // merge_to_fan_in() runs the intermediate passes that bring the number of runs down to what
@@ -8,6 +9,7 @@
 #pragma once
 
 #include "io/file.hpp"
+#include "io/read_ahead.hpp"
 #include "io/spill_file.hpp"
 #include "src/merge/loser_tree.hpp"
 #include "gpusort/progress.hpp"
@@ -15,8 +17,10 @@
 #include "gpusort/sort_plan.hpp"
 #include "src/runs/sorted_run.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -91,42 +95,97 @@ std::size_t merge_buffers(std::span<const SortedRun<T>> runs, const MergeTarget<
     return buffers;
 }
 
+// A merge's cursor over its part [next, end) of one run. A run in a file is read a block at a
+// time into one half of its buffer while the other half is merged: the next block is started on
+// `read_ahead` as soon as the last one is taken.
+template <class T>
+class RunCursor {
+public:
+    // `buffer` holds `buffer_entries` entries (unused for a run in memory).
+    RunCursor(const SortedRun<T>& run, std::uint64_t from, std::uint64_t to, std::byte* buffer,
+              std::size_t buffer_entries, io::ReadAhead* read_ahead)
+        : run_(&run), next_(from), end_(to), read_ahead_(buffer_entries >= 2 ? read_ahead : nullptr) {
+        block_ = read_ahead_ ? buffer_entries / 2 : buffer_entries;
+        buffers_[0] = buffer;
+        buffers_[1] = buffer ? buffer + block_ * run.entry_bytes : nullptr;
+    }
+    RunCursor(RunCursor&&) = default;
+    // A read still in flight writes into the buffer: it must end before the buffer goes.
+    ~RunCursor() {
+        if (ahead_.valid()) ahead_.wait();
+    }
+
+    bool exhausted() const { return next_ == end_ && !ahead_.valid(); }
+    // The entries now at hand, and how many.
+    const std::byte* entries() const { return entries_; }
+    std::size_t length() const { return length_; }
+
+    // Takes the next entries: in place for a run in memory; else the block read ahead (or read
+    // now), starting the read of the one after it.
+    void refill() {
+        if (run_->memory) {
+            entries_ = run_->entries_at(next_);
+            length_ = static_cast<std::size_t>(end_ - next_);
+            next_ = end_;
+            return;
+        }
+        if (ahead_.valid()) {
+            ahead_.get();
+            std::swap(buffers_[0], buffers_[1]);
+            length_ = ahead_length_;
+        } else {
+            length_ = take_block();
+            run_->read_entries(next_ - length_, length_, buffers_[0]);
+        }
+        entries_ = buffers_[0];
+        if (read_ahead_ && next_ < end_) {
+            ahead_length_ = take_block();
+            ahead_ = read_ahead_->start([run = run_, pos = next_ - ahead_length_, n = ahead_length_, into = buffers_[1]] {
+                run->read_entries(pos, n, into);
+            });
+        }
+    }
+
+private:
+    // The next block's length; its entries count as taken.
+    std::size_t take_block() {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(block_, end_ - next_));
+        next_ += n;
+        return n;
+    }
+
+    const SortedRun<T>* run_;
+    std::uint64_t next_;  // next run position not yet read (or being read ahead)
+    std::uint64_t end_;
+    io::ReadAhead* read_ahead_;
+    std::size_t block_ = 0;
+    std::byte* buffers_[2] = {};  // [0]: the block at hand; [1]: the block read ahead
+    const std::byte* entries_ = nullptr;
+    std::size_t length_ = 0;
+    std::future<void> ahead_;
+    std::size_t ahead_length_ = 0;
+};
+
 // Merges output ranks [rank_begin, ...) of slice `slice`, whose parts of run i are
 // [from[i], to[i]). kPlain: the entries are the keys themselves (entry_bytes == sizeof(T)).
 template <class T, bool kPlain>
 void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
                  const std::vector<std::uint64_t>& to, std::uint64_t slice, std::uint64_t rank_begin,
-                 const MergeTarget<T>& target, std::byte* workspace, std::size_t buffer_entries) {
+                 const MergeTarget<T>& target, std::byte* workspace, std::size_t buffer_entries,
+                 io::ReadAhead* read_ahead) {
     const std::size_t k = runs.size();
     const std::size_t entry = kPlain ? sizeof(T) : runs[0].entry_bytes;
     struct Cursor {
-        std::uint64_t next;         // next run position to read
-        std::uint64_t end;
-        const std::byte* entries;   // the entries now at hand: the run itself (in memory) or a read buffer
-        std::byte* buffer;          // the read buffer (runs in files)
-        std::size_t length = 0;
-        std::size_t index = 0;
+        RunCursor<T> run;
+        std::size_t index = 0;  // of the entry at hand
     };
     std::vector<Cursor> cursors;
     cursors.reserve(k);
     LoserTree<T> tree(k);
     auto key_of = [&](const Cursor& c) {
         T key;
-        std::memcpy(&key, c.entries + c.index * entry, sizeof(T));
+        std::memcpy(&key, c.run.entries() + c.index * entry, sizeof(T));
         return key;
-    };
-    auto refill = [&](std::size_t i) {
-        Cursor& c = cursors[i];
-        if (runs[i].memory) {
-            c.entries = runs[i].entries_at(c.next);
-            c.length = static_cast<std::size_t>(c.end - c.next);
-        } else {
-            c.length = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_entries, c.end - c.next));
-            runs[i].read_entries(c.next, c.length, c.buffer);
-            c.entries = c.buffer;
-        }
-        c.next += c.length;
-        c.index = 0;
     };
     std::byte* next_buffer = workspace;
     for (std::size_t i = 0; i < k; ++i) {
@@ -135,9 +194,9 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
             buffer = next_buffer;
             next_buffer += buffer_entries * entry;
         }
-        cursors.push_back({from[i], to[i], nullptr, buffer});
+        cursors.push_back({RunCursor<T>(runs[i], from[i], to[i], buffer, buffer_entries, read_ahead)});
         if (from[i] < to[i]) {
-            refill(i);
+            cursors[i].run.refill();
             tree.set_head(i, key_of(cursors[i]));
         } else {
             tree.set_done(i);
@@ -174,14 +233,15 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
         if constexpr (kPlain)
             reinterpret_cast<T*>(out)[filled++] = tree.winner_key();
         else
-            std::memcpy(out + filled++ * entry, c.entries + c.index * entry, entry);
+            std::memcpy(out + filled++ * entry, c.run.entries() + c.index * entry, entry);
         if (filled == buffer_entries) flush();
-        if (++c.index == c.length) {
-            if (c.next == c.end) {
+        if (++c.index == c.run.length()) {
+            if (c.run.exhausted()) {
                 tree.winner_done();
                 continue;
             }
-            refill(w);
+            c.run.refill();
+            c.index = 0;
         }
         tree.replace_winner(key_of(c));
     }
@@ -208,15 +268,22 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
                         : plan.merge_slices(total);
     const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
     const bool plain = entry == sizeof(T);
+    // The next block of each spilled run is read while the one before it is merged: a thread for
+    // each task's reads.
+    std::unique_ptr<io::ReadAhead> read_ahead;
+    if (std::any_of(runs.begin(), runs.end(), [](const SortedRun<T>& run) { return !run.memory; }))
+        read_ahead = std::make_unique<io::ReadAhead>(plan.merge_tasks);
     // Isolated: a thread that waits inside a slice for parallel work of its own (target.restore maps
     // keys back with parallel_for) must not start another slice meanwhile, which would take the
     // same thread's workspace and overwrite the read buffers of the slice it interrupted.
     auto merge = [&](const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank, std::byte* workspace) {
         tbb::this_task_arena::isolate([&] {
             if (plain)
-                detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+                detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries,
+                                              read_ahead.get());
             else
-                detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries);
+                detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries,
+                                              read_ahead.get());
         });
     };
 
