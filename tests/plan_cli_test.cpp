@@ -96,6 +96,38 @@ TEST_F(PlanCli, ReadsNoStream) {
     EXPECT_NE(r.out.find("one chunk if the stream holds at most "), std::string::npos) << r.out;
 }
 
+// 8 MB of keys under --memory 16G: the plan, and so --plan and --stats, gives the sorter what the
+// one chunk takes (8 MiB), not the budget's share (it once said "sorter 15.0 GiB"); a stream, whose
+// size is not known, is still planned with the share. The sort then runs by that plan.
+TEST_F(PlanCli, ASmallInputUnderALargeBudgetPlansItsOwnSize) {
+    const std::vector<std::string> large = {"--backend", "cpu", "--memory", "16G", "--threads", "2", "--tmp-dir", dir / "tmp"};
+    auto with = [&](std::vector<std::string> more) {
+        more.insert(more.begin(), large.begin(), large.end());
+        return more;
+    };
+    const Result text = run(GPUSORT_FILE_BIN, with({"--plan", dir / "in", dir / "out"}));
+    ASSERT_EQ(text.exit_code(), 0) << text.err;
+    EXPECT_NE(text.out.find("host memory:  at most 8.0 MiB of 16.0 GiB: while sorting 8.0 MiB (sorter 8.0 MiB)"),
+              std::string::npos)
+        << text.out;
+    const Result json = run(GPUSORT_FILE_BIN, with({"--plan", "--stats", "-", dir / "in", dir / "out"}));
+    ASSERT_EQ(json.exit_code(), 0) << json.err;
+    const std::string planned = plan_object(json.out);
+    EXPECT_NE(planned.find("\"host_memory\": {\"sorter\": 8388608, "), std::string::npos) << planned;
+    EXPECT_NE(planned.find("\"peak\": 8388608}"), std::string::npos) << planned;
+    const Result sorted = run(GPUSORT_FILE_BIN, with({"--stats", dir / "stats", dir / "in", dir / "out"}));
+    ASSERT_EQ(sorted.exit_code(), 0) << sorted.err;
+    EXPECT_EQ(plan_object(read_text(dir / "stats")), planned);
+
+    const Result stream = run(GPUSORT_FILE_BIN, with({"--plan", "--stats", "-", "-", "-"}));
+    ASSERT_EQ(stream.exit_code(), 0) << stream.err;
+    const std::string streamed = plan_object(stream.out);
+    const std::string sorter = "\"host_memory\": {\"sorter\": ";
+    const auto at = streamed.find(sorter);
+    ASSERT_NE(at, std::string::npos) << streamed;
+    EXPECT_GT(std::stoull(streamed.substr(at + sorter.size())), std::uint64_t{7} << 30) << streamed;
+}
+
 TEST_F(PlanCli, ABudgetTooSmallIsAnErrorBeforeAnythingIsRead) {
     const Result r = run(GPUSORT_FILE_BIN, {"--backend", "cpu", "--memory", "1M", "--record-size", "1048576", "--plan",
                                             "-", "-"});

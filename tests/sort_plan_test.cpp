@@ -2,6 +2,9 @@
 // memory of every planned buffer together stays within the budget.
 #include "gpusort/sort_plan.hpp"
 #include "io/file.hpp"
+#include "src/keys/record_layout.hpp"
+#include "src/sorters/cpu_chunk_sorter.hpp"
+#include "src/sorters/cpu_record_sorter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -60,6 +63,12 @@ Budgets budgets(std::uint64_t memory, unsigned threads) {
     b.memory_bytes = memory;
     b.threads = threads;
     return b;
+}
+
+// A real sorter's capacity, as sort_file gives it to the plan.
+ChunkCapacity capacity_of(const ChunkSorter& sorter) {
+    return {[&sorter](std::size_t slots, const ChunkMemory& memory) { return sorter.capacity(slots, memory); },
+            std::nullopt};
 }
 
 }  // namespace
@@ -228,6 +237,48 @@ TEST(SortPlan, AStreamIsReadIntoTwoChunkBuffersBesideTheSorter) {
     // A stream smaller than a record of the budget is refused.
     EXPECT_THROW(plan_sort(stream_of(kMinMemoryBudget), budgets(kMinMemoryBudget, 1), cpu_capacity(kMinMemoryBudget)),
                  std::invalid_argument);
+}
+
+// An input far smaller than the budget: the CPU sorter's slots are planned, and allocated, for the
+// records there are (--plan once said "sorter 15.0 GiB" under --memory 16G for 200 MiB of input).
+// The plan's chunk memory is exactly what the sorter allocates: one record more is refused.
+TEST(SortPlan, ASmallInputPlansAndAllocatesItsOwnSizeNotTheBudget) {
+    const std::uint64_t keys = 1'000'000;  // 8 MB of u64
+    CpuChunkSorter key_sorter(KeyOrder{KeyType::u64, false}, 1);
+    const SortPlan plan = plan_sort(file_of(keys), budgets(16 * kGiB, 4), capacity_of(key_sorter));
+    ASSERT_TRUE(plan.one_chunk);
+    EXPECT_EQ(plan.host.sorter, keys * 8);
+    EXPECT_EQ(plan.chunk_memory.host_bytes, keys * 8);
+    EXPECT_EQ(plan.host.peak(), keys * 8);  // a file to a file: nothing else is held
+    EXPECT_NO_THROW(key_sorter.prepare(1, keys, plan.chunk_memory));
+    EXPECT_THROW(key_sorter.prepare(1, keys + 1, plan.chunk_memory), std::logic_error);
+
+    // Records: the slots hold the records, their tags and a gather buffer, all sized by the records.
+    const KeySpec gensort = gensort_key();
+    const auto record_sorter = make_cpu_record_sorter(gensort, 1);
+    PlanInput records = file_of(100'000, 100);  // 10 MB
+    records.entry_bytes = entry_bytes(gensort);
+    records.entries_hold_records = true;
+    const SortPlan of_records = plan_sort(records, budgets(16 * kGiB, 4), capacity_of(*record_sorter));
+    ASSERT_TRUE(of_records.one_chunk);
+    EXPECT_GT(of_records.host.sorter, 100'000u * 100);
+    EXPECT_LT(of_records.host.sorter, 2 * 100'000u * 100);
+    EXPECT_NO_THROW(record_sorter->prepare(1, 100'000, of_records.chunk_memory));
+    EXPECT_THROW(record_sorter->prepare(1, 100'001, of_records.chunk_memory), std::logic_error);
+
+    // In runs: two slots of one run each, within the budget, and again exactly what they take.
+    const SortPlan in_runs = plan_sort(file_of(100'000'000), budgets(64 * kMiB, 4), capacity_of(key_sorter));
+    ASSERT_FALSE(in_runs.one_chunk);
+    EXPECT_EQ(in_runs.host.sorter, 2 * in_runs.run_records * 8);
+    EXPECT_NO_THROW(key_sorter.prepare(2, in_runs.run_records, in_runs.chunk_memory));
+    EXPECT_THROW(key_sorter.prepare(2, in_runs.run_records + 1, in_runs.chunk_memory), std::logic_error);
+    key_sorter.prepare(0, 0, in_runs.chunk_memory);
+
+    // A stream's size is not known: its sorter keeps half of what the reader leaves, as before.
+    const SortPlan stream = plan_sort(stream_of(), budgets(16 * kGiB, 4), capacity_of(key_sorter));
+    const std::uint64_t usable = 16 * kGiB - kGiB;
+    EXPECT_EQ(stream.host.sorter, (usable - stream.reader.memory()) / 2);
+    EXPECT_EQ(stream.chunk_memory.host_bytes, stream.host.sorter);
 }
 
 TEST(SortPlan, TheDeviceBudgetIsTheFreeMemoryLessAReserveAtMost) {

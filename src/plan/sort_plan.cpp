@@ -292,11 +292,14 @@ void plan_direct_io(SortPlan& plan, const PlanInput& input, const Budgets& budge
         plan.host.direct_io = std::uint64_t{plan.threads} * plan.direct_io_piece;
     }
 }
-}  // namespace
 
-SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity) {
-    if (budgets.memory_bytes < kMinMemoryBudget)
-        throw std::invalid_argument("the memory budget must be at least 1M");
+// Records per chunk, fewer where a testing aid asks for smaller chunks (PlanInput::max_run_records).
+std::uint64_t limited(const PlanInput& input, std::uint64_t records) {
+    return input.max_run_records ? std::min(records, std::max<std::uint64_t>(1, *input.max_run_records)) : records;
+}
+
+// What the plan is made for: the budgets and the input as the plan states them.
+SortPlan plan_for(const PlanInput& input, const Budgets& budgets) {
     SortPlan plan;
     plan.memory_bytes = budgets.memory_bytes;
     plan.threads = std::max(1u, budgets.threads);
@@ -305,108 +308,163 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
     plan.record_size = input.record_size;
     plan.entry_bytes = input.entry_bytes;
     plan.output_streamed = input.output_streamed;
-    const std::size_t entry = input.entry_bytes;
-    auto limited = [&](std::uint64_t records) {
-        return input.max_run_records ? std::min(records, std::max<std::uint64_t>(1, *input.max_run_records)) : records;
-    };
+    return plan;
+}
 
-    // A sixteenth of the budget is kept back for the sorter's scratch space and bookkeeping; the
-    // stream queues come first out of the rest.
+// A sixteenth of the budget is kept back for the sorter's scratch space and bookkeeping; the stream
+// queues come first out of the rest. Returns the memory left for the chunks, runs and merge.
+std::uint64_t plan_streams(SortPlan& plan, const PlanInput& input, const Budgets& budgets) {
     const std::uint64_t usable = budgets.memory_bytes - budgets.memory_bytes / 16;
     plan.reader = plan_reader(usable);
     plan.writer = plan_writer(input, plan.threads, usable);
     plan.host.reader = input.input_streamed ? plan.reader.memory() : 0;
     plan.host.writer = plan.writer.memory();
-    // An encoder larger than the writer's share (xz's at high levels) is taken beyond the budget.
-    const std::uint64_t rest = usable - plan.host.reader - std::min(plan.host.writer, writer_share(usable));
     // --verify runs once all else is freed: a block of the file, and the reader of a compressed one.
     plan.verify_block_bytes =
         std::max<std::uint64_t>(1, std::min(kMaxVerifyBlock, usable / 2) / input.record_size) * input.record_size;
+    // An encoder larger than the writer's share (xz's at high levels) is taken beyond the budget.
+    return usable - plan.host.reader - std::min(plan.host.writer, writer_share(usable));
+}
 
-    // The chunk sorter's memory: the host's (a CPU sorter; half of it when a stream's two chunk
-    // buffers take the other half), or the device's with pinned staging on the host.
-    std::uint64_t host = rest;  // host memory besides the sorter's on a device
-    if (capacity.device) {
-        plan.device = plan_device(*capacity.device, budgets, rest, entry);
-        plan.chunk_memory.device_bytes = plan.device->budget_bytes;
-        plan.chunk_memory.staging_bytes = plan.device->staging_bytes;
-        host = rest - std::min(rest, plan.device->staging_memory());
-        plan.host.staging = plan.device->staging_memory();
-    } else {
+// The chunk sorter's memory out of `rest`: the host's (a CPU sorter; half of it when a stream's two
+// chunk buffers take the other half), or the device's with pinned staging on the host. Returns the
+// host memory besides a sorter's on a device (all of `rest` for a CPU sorter, which frees its slots
+// before a merge on the host).
+std::uint64_t plan_chunk_memory(SortPlan& plan, const Budgets& budgets, const ChunkCapacity& capacity, std::uint64_t rest) {
+    if (!capacity.device) {
         plan.chunk_memory.host_bytes = plan.size_known ? rest : rest / 2;
         plan.host.sorter = plan.chunk_memory.host_bytes;
+        return rest;
     }
+    plan.device = plan_device(*capacity.device, budgets, rest, plan.entry_bytes);
+    plan.chunk_memory.device_bytes = plan.device->budget_bytes;
+    plan.chunk_memory.staging_bytes = plan.device->staging_bytes;
+    plan.host.staging = plan.device->staging_memory();
+    return rest - std::min(rest, plan.device->staging_memory());
+}
 
-    const std::uint64_t sample_budget = std::max<std::uint64_t>(host / 32, entry);
-    if (plan.size_known) {
-        plan.one_chunk_records = limited(capacity.records(1, plan.chunk_memory));
-        plan.one_chunk = plan.records <= plan.one_chunk_records && !input.runs_in_caller_memory;
-        if (plan.one_chunk) {
-            plan.run_records = plan.records;
-            plan.runs = plan.records > 0 ? 1 : 0;
-            if (plan.device) plan.device->slots = 1;
-        } else {
-            // Two chunks at once: one is read while the other is sorted and written.
-            plan.run_records = limited(capacity.records(2, plan.chunk_memory));
-            if (plan.run_records == 0)
-                throw std::invalid_argument(
-                    "the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
-            plan.runs = ceil_div(plan.records, plan.run_records);
-            plan.runs_kept_in_memory = input.runs_in_caller_memory || (plan.device && plan.records * entry <= host / 2);
-            // Samples of all runs take at most 1/32 of the memory (and one record in 1024 at most).
-            plan.sample_stride = round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(plan.records * entry, sample_budget)));
-            plan.sample_memory = (plan.records / plan.sample_stride + 1) * entry;
-        }
-        if (plan.device) plan.host.staging = plan.device->staging_memory();  // one slot for one chunk
+// The least host memory in which the sorter holds `slots` chunks of `records` records each, at most
+// `most` (which is known to hold them): what a CPU sorter allocates for them.
+std::uint64_t least_host_memory(const ChunkCapacity& capacity, ChunkMemory memory, std::size_t slots,
+                                std::uint64_t records, std::uint64_t most) {
+    std::uint64_t lo = 0, hi = most;
+    while (lo < hi) {
+        memory.host_bytes = lo + (hi - lo) / 2;
+        if (capacity.records(slots, memory) >= records)
+            hi = memory.host_bytes;
+        else
+            lo = memory.host_bytes + 1;
+    }
+    return hi;
+}
+
+// A CPU sorter's slots are sized for the chunks there are, not for the whole of its share, where the
+// input is smaller: one slot for the one chunk (or the one run), else two for runs of run_records.
+// This is what it allocates (the sorter allocates no more than the plan gives it).
+void fit_sorter_to_chunks(SortPlan& plan, const ChunkCapacity& capacity) {
+    const std::size_t slots = plan.runs > 1 ? 2 : 1;
+    const std::uint64_t records = std::min(plan.run_records, plan.records);
+    plan.chunk_memory.host_bytes =
+        least_host_memory(capacity, plan.chunk_memory, slots, records, plan.chunk_memory.host_bytes);
+    plan.host.sorter = plan.chunk_memory.host_bytes;
+}
+
+// An input of known size: one chunk, or runs of two chunks at once (one is read while the other is
+// sorted and written), with samples of them; `host` is the memory besides a sorter on a device.
+void plan_chunks(SortPlan& plan, const PlanInput& input, const ChunkCapacity& capacity, std::uint64_t host,
+                 std::uint64_t sample_budget) {
+    const std::size_t entry = input.entry_bytes;
+    plan.one_chunk_records = limited(input, capacity.records(1, plan.chunk_memory));
+    plan.one_chunk = plan.records <= plan.one_chunk_records && !input.runs_in_caller_memory;
+    if (plan.one_chunk) {
+        plan.run_records = plan.records;
+        plan.runs = plan.records > 0 ? 1 : 0;
+        if (plan.device) plan.device->slots = 1;
     } else {
-        // A stream is read into two chunk buffers (the host memory besides the sorter's), one while
-        // the other is sorted. Ending within the first two, it is sorted as one chunk.
-        const std::uint64_t buffers = plan.device ? host : rest - plan.chunk_memory.host_bytes;
-        const std::uint64_t chunk =
-            limited(std::min(capacity.records(2, plan.chunk_memory), buffers / 2 / input.record_size));
-        if (chunk == 0)
-            throw std::invalid_argument("the memory budget holds no record of a streamed input; give more --memory");
-        plan.one_chunk = false;
-        plan.one_chunk_records = std::min(capacity.records(1, plan.chunk_memory), 2 * chunk);
-        plan.run_records = chunk;
-        plan.stream_chunk_bytes = chunk * input.record_size;
-        plan.host.stream_chunks = 2 * plan.stream_chunk_bytes;
-        // Its samples are planned as for kPlannedStreamChunks chunks; a longer stream's runs thin
-        // theirs out to stay within the same share.
-        plan.sample_stride =
-            round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(kPlannedStreamChunks * chunk * entry, sample_budget)));
-        plan.sample_memory = sample_budget;
+        plan.run_records = limited(input, capacity.records(2, plan.chunk_memory));
+        if (plan.run_records == 0)
+            throw std::invalid_argument(
+                "the memory budget of the chunk sorter (--memory, or --device-memory on the GPU) holds no key");
+        plan.runs = ceil_div(plan.records, plan.run_records);
+        plan.runs_kept_in_memory = input.runs_in_caller_memory || (plan.device && plan.records * entry <= host / 2);
+        // Samples of all runs take at most their budget (and one record in 1024 at most).
+        plan.sample_stride = round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(plan.records * entry, sample_budget)));
+        plan.sample_memory = (plan.records / plan.sample_stride + 1) * entry;
     }
-    plan.host.samples = plan.sample_memory;
-    plan.host.runs = plan.runs_kept_in_memory && !input.runs_in_caller_memory ? plan.records * entry : 0;
+    if (plan.device)
+        plan.host.staging = plan.device->staging_memory();  // one slot for one chunk
+    else
+        fit_sorter_to_chunks(plan, capacity);
+}
 
-    if (!plan.one_chunk) {
-        plan.merge_on_device = plan.device && capacity.sorts_slices;
-        if (plan.merge_on_device) {
-            // The GPU merges by sorting exact slices of all runs, in one pass (in order, one slice
-            // at a time, for a stream).
-            plan.device_merge_slots = input.output_streamed ? 1 : 2;
-            plan.merge_passes = 1;
-        } else {
-            plan_host_merge(plan, input, host - std::min(host / 2, plan.sample_memory + plan.host.runs),
-                            plan.size_known ? plan.runs : kPlannedStreamChunks);
-            if (plan.size_known) plan.merge_passes = host_merge_passes(plan, plan.runs);
-        }
+// A stream is read into two chunk buffers (the host memory besides the sorter's), one while the
+// other is sorted. Ending within the first two, it is sorted as one chunk. Its size is not known, so
+// the sorter keeps its whole share.
+void plan_stream_chunks(SortPlan& plan, const PlanInput& input, const ChunkCapacity& capacity, std::uint64_t rest,
+                        std::uint64_t host, std::uint64_t sample_budget) {
+    const std::uint64_t buffers = plan.device ? host : rest - plan.chunk_memory.host_bytes;
+    const std::uint64_t chunk =
+        limited(input, std::min(capacity.records(2, plan.chunk_memory), buffers / 2 / input.record_size));
+    if (chunk == 0) throw std::invalid_argument("the memory budget holds no record of a streamed input; give more --memory");
+    plan.one_chunk = false;
+    plan.one_chunk_records = std::min(capacity.records(1, plan.chunk_memory), 2 * chunk);
+    plan.run_records = chunk;
+    plan.stream_chunk_bytes = chunk * input.record_size;
+    plan.host.stream_chunks = 2 * plan.stream_chunk_bytes;
+    // Its samples are planned as for kPlannedStreamChunks chunks; a longer stream's runs thin
+    // theirs out to stay within the same share.
+    plan.sample_stride =
+        round_up_pow2(std::max<std::uint64_t>(1024, ceil_div(kPlannedStreamChunks * chunk * input.entry_bytes, sample_budget)));
+    plan.sample_memory = sample_budget;
+}
+
+// The merge of the runs (none for one chunk) in `host` bytes, and the temp files they spill to.
+void plan_merge(SortPlan& plan, const PlanInput& input, const ChunkCapacity& capacity, std::uint64_t host) {
+    if (plan.one_chunk) return;
+    plan.merge_on_device = plan.device && capacity.sorts_slices;
+    if (plan.merge_on_device) {
+        // The GPU merges by sorting exact slices of all runs, in one pass (in order, one slice
+        // at a time, for a stream).
+        plan.device_merge_slots = input.output_streamed ? 1 : 2;
+        plan.merge_passes = 1;
+    } else {
+        plan_host_merge(plan, input, host - std::min(host / 2, plan.sample_memory + plan.host.runs),
+                        plan.size_known ? plan.runs : kPlannedStreamChunks);
+        if (plan.size_known) plan.merge_passes = host_merge_passes(plan, plan.runs);
     }
-
     // Runs kept in memory still spill what an intermediate merge pass writes.
-    if (!plan.one_chunk) plan.spill_files = std::min<std::size_t>(plan.threads, kMaxSpillFiles);
-    plan_direct_io(plan, input, budgets);
+    plan.spill_files = std::min<std::size_t>(plan.threads, kMaxSpillFiles);
+}
 
-    // Disk: the output (a file of known size), and the spilled runs, with a second copy of them
-    // while an intermediate merge pass runs.
-    if (plan.size_known) {
-        if (!input.output_streamed && !input.output_folder.empty())
-            plan.disk.push_back(
-                {input.output_folder, plan.records * input.record_size, "the output '" + input.output_name + "'"});
-        if (!plan.one_chunk && !plan.runs_kept_in_memory)
-            plan.disk.push_back({input.tmp_dir, plan.records * entry * (plan.merge_passes > 1 ? 2 : 1), "sorted runs"});
-    }
+// Disk: the output (a file of known size), and the spilled runs, with a second copy of them while an
+// intermediate merge pass runs.
+void plan_disk(SortPlan& plan, const PlanInput& input) {
+    if (!plan.size_known) return;
+    if (!input.output_streamed && !input.output_folder.empty())
+        plan.disk.push_back({input.output_folder, plan.records * input.record_size, "the output '" + input.output_name + "'"});
+    if (!plan.one_chunk && !plan.runs_kept_in_memory)
+        plan.disk.push_back({input.tmp_dir, plan.records * input.entry_bytes * (plan.merge_passes > 1 ? 2 : 1), "sorted runs"});
+}
+
+}  // namespace
+
+SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity) {
+    if (budgets.memory_bytes < kMinMemoryBudget)
+        throw std::invalid_argument("the memory budget must be at least 1M");
+    SortPlan plan = plan_for(input, budgets);
+    const std::uint64_t rest = plan_streams(plan, input, budgets);
+    const std::uint64_t host = plan_chunk_memory(plan, budgets, capacity, rest);
+    // Samples of all runs take at most 1/32 of the host memory besides a sorter on a device.
+    const std::uint64_t sample_budget = std::max<std::uint64_t>(host / 32, input.entry_bytes);
+    if (plan.size_known)
+        plan_chunks(plan, input, capacity, host, sample_budget);
+    else
+        plan_stream_chunks(plan, input, capacity, rest, host, sample_budget);
+    plan.host.samples = plan.sample_memory;
+    plan.host.runs = plan.runs_kept_in_memory && !input.runs_in_caller_memory ? plan.records * input.entry_bytes : 0;
+    plan_merge(plan, input, capacity, host);
+    plan_direct_io(plan, input, budgets);
+    plan_disk(plan, input);
     return plan;
 }
 

@@ -53,7 +53,8 @@ public:
     virtual std::optional<DeviceCapacity> device() const { return std::nullopt; }
     // The largest chunk (keys) when `slots` chunks are held at once in `memory` (the plan's).
     virtual std::uint64_t capacity(std::size_t slots, const ChunkMemory& memory) const = 0;
-    // Allocates `slots` slots for chunks of up to chunk_keys keys in `memory`; (0, 0) frees them.
+    // Allocates `slots` slots for chunks of up to chunk_keys keys in `memory`; (0, 0) frees them. A
+    // sorter on the host takes no more than memory.host_bytes (std::logic_error where it would).
     virtual void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) = 0;
     // Sorts one chunk of `keys` raw keys (records) in `slot` into the sorted raw keys (records).
     virtual PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) = 0;

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <ips4o.hpp>
+#include <stdexcept>
 #include <tbb/task_arena.h>
 
 namespace gpusort {
@@ -20,7 +21,10 @@ std::uint64_t CpuChunkSorter::capacity(std::size_t slots, const ChunkMemory& mem
     return memory.host_bytes / std::max<std::size_t>(slots, 1) / width_;
 }
 
-void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory&) {
+void CpuChunkSorter::prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) {
+    // The plan's memory is what the slots take (its --plan and --stats say so): never more.
+    if (slots * chunk_keys * width_ > memory.host_bytes)
+        throw std::logic_error("the CPU sorter's slots would take more memory than the plan gives them");
     slots_.clear();
     for (std::size_t s = 0; s < slots; ++s)
         slots_.emplace_back(static_cast<std::size_t>(chunk_keys * width_));

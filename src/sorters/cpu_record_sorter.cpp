@@ -54,7 +54,10 @@ public:
         return lo;
     }
 
-    void prepare(std::size_t slots, std::uint64_t chunk_records, const ChunkMemory&) override {
+    void prepare(std::size_t slots, std::uint64_t chunk_records, const ChunkMemory& memory) override {
+        // The plan's memory is what the slots take (its --plan and --stats say so): never more.
+        if (slots * slot_bytes(chunk_records) > memory.host_bytes)
+            throw std::logic_error("the CPU sorter's slots would take more memory than the plan gives them");
         slots_.clear();
         chunk_records_ = chunk_records;
         for (std::size_t s = 0; s < slots; ++s) {
