@@ -6,7 +6,7 @@
 namespace gpusort::gpu {
 
 GpuError::GpuError(cudaError_t code, const std::string& message)
-    : std::runtime_error(message), code_(code) {}
+    : gpusort::GpuError(message), code_(code) {}
 
 namespace {
 

@@ -1,6 +1,9 @@
-// GpuError: the one exception type of the GPU layer, and the checks that turn a failed CUDA
-// call or kernel launch into it. Messages are one line and say what to do where possible.
+// GpuError: the one exception type of the GPU layer (a public gpusort::GpuError that keeps the
+// CUDA error code), and the checks that turn a failed CUDA call or kernel launch into it. Messages
+// are one line and say what to do where possible.
 #pragma once
+
+#include "gpusort/errors.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -10,7 +13,7 @@
 
 namespace gpusort::gpu {
 
-class GpuError : public std::runtime_error {
+class GpuError : public gpusort::GpuError {
 public:
     GpuError(cudaError_t code, const std::string& message);
     cudaError_t code() const noexcept { return code_; }

@@ -1,15 +1,14 @@
-// IoError: the exception every io/ function throws; its message names the file and the cause.
+// IoError: the exception every io/ function throws (the public gpusort::IoError); its message
+// names the file and the cause.
 #pragma once
 
-#include <stdexcept>
+#include "gpusort/errors.hpp"
+
 #include <string>
 
 namespace gpusort::io {
 
-class IoError : public std::runtime_error {
-public:
-    explicit IoError(const std::string& message) : std::runtime_error(message) {}
-};
+using IoError = gpusort::IoError;
 
 // Throws IoError "<what> '<path>': <strerror(err)>" (plus a hint for common causes).
 [[noreturn]] void throw_errno(const std::string& what, const std::string& path, int err);

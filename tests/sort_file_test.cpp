@@ -15,6 +15,7 @@
 
 #include <fstream>
 #include <span>
+#include <stdexcept>
 #include <fcntl.h>
 
 using namespace gpusort;
@@ -249,6 +250,37 @@ TEST(SortFile, SizeNotAMultipleOfTheRecordIsRefusedAndNothingIsWritten) {
     EXPECT_EQ(read_text(dir / "out"), "keep me");
     EXPECT_EQ(read_text(dir / "in"), std::string(13, 'x'));
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+}
+
+// Every failure reaches the caller as a public gpusort::Error of its kind (gpusort/errors.hpp):
+// an input that cannot be opened as an IoError, one that does not hold whole records as a
+// SortError; a budget below the least as std::invalid_argument.
+TEST(SortFile, FailuresAreThePublicErrorsOfTheirKind) {
+    ScratchDir dir;
+    SortOptions options;
+    options.input = dir / "missing";
+    options.output = dir / "out";
+    try {
+        sort_file(options);
+        FAIL() << "no error";
+    } catch (const gpusort::IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos) << e.what();
+        EXPECT_NE(dynamic_cast<const gpusort::Error*>(&e), nullptr);
+    }
+    write_text(dir / "in", std::string(13, 'x'));
+    options.input = dir / "in";
+    options.order = {KeyType::u32, false};
+    EXPECT_THROW(sort_file(options), gpusort::SortError);
+    try {
+        sort_file(options);
+    } catch (const gpusort::IoError&) {
+        ADD_FAILURE() << "an input of a partial record was taken for a failed system call";
+    } catch (const gpusort::Error&) {
+    }
+    write_text(dir / "in", std::string(16, 'x'));
+    options.memory_bytes = 1000;
+    EXPECT_THROW(sort_file(options), std::invalid_argument);
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
 }
 
 // Hundreds of runs in several passes: skewed runs (each run holds a range of its own: sorted and

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gpusort/compression.hpp"
+#include "gpusort/errors.hpp"
 #include "gpusort/key_type.hpp"
 #include "gpusort/key_spec.hpp"
 #include "gpusort/phase_times.hpp"
@@ -17,12 +18,6 @@
 #include <vector>
 
 namespace gpusort {
-
-// Any failure of a sort: the message is one line that names the file and the cause.
-class SortError : public std::runtime_error {
-public:
-    explicit SortError(const std::string& message) : std::runtime_error(message) {}
-};
 
 enum class Backend { automatic, cpu, gpu };
 
@@ -129,9 +124,9 @@ struct SortReport {
     double seconds = 0;              // the whole sort, wall clock
 };
 
-// Sorts options.input into options.output. Throws SortError, io::IoError or
-// std::invalid_argument; on failure no file is left at OUTPUT that was not there, an existing
-// OUTPUT is unchanged and no temp files remain.
+// Sorts options.input into options.output. Throws a gpusort::Error (SortError, IoError,
+// GpuError), std::invalid_argument or std::bad_alloc (gpusort/errors.hpp); on failure no file is
+// left at OUTPUT that was not there, an existing OUTPUT is unchanged and no temp files remain.
 SortReport sort_file(const SortOptions& options);
 
 // The plan of that sort (every size it would use: runs, passes, memory, disk, device), made without

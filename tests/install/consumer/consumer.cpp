@@ -1,6 +1,7 @@
 // A program of a user of the installed library: sorts a file of random signed 32-bit keys and a
 // file of 24-byte records by two key fields through gpusort::sort_file(), and checks both outputs
-// against std::stable_sort. Exit status 0 when both match; the failure is printed otherwise.
+// against std::stable_sort, and that a missing input fails as gpusort::IoError. Exit status 0 when
+// all holds; the failure is printed otherwise.
 #include <gpusort/gpusort.hpp>
 
 #include <algorithm>
@@ -82,6 +83,15 @@ int main(int argc, char** argv) {
     if (read_file<Record>(by_fields.output) != records) {
         std::cerr << "consumer: records.sorted is not the stably sorted input\n";
         return 1;
+    }
+    // A failure is a public error type: an input that does not exist is an IoError.
+    gpusort::SortOptions missing = options;
+    missing.input = dir + "/no-such-file";
+    try {
+        gpusort::sort_file(missing);
+        std::cerr << "consumer: sorting a missing file did not fail\n";
+        return 1;
+    } catch (const gpusort::IoError&) {
     }
     std::printf("gpusort %s: %llu keys in %llu runs, and %zu records, sorted\n", gpusort::version(),
                 static_cast<unsigned long long>(report.records), static_cast<unsigned long long>(report.runs),
