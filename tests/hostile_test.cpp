@@ -306,7 +306,7 @@ TEST(HostileOutput, PathsThatCannotBeAFile) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. An input that changes while it is being sorted. The README promises that INPUT that grows,
+// 3. An input that changes while it is being sorted. docs/guarantees.md promises that INPUT that grows,
 // shrinks or is rewritten fails the sort with an error naming it: its size and modification time
 // are checked at the end, after the output is written and before it is put in place. Each of the
 // four changes below is one of those, and each is made while the sort is held stopped (SIGSTOP)

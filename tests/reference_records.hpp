@@ -151,7 +151,7 @@ inline std::string with_ties_in_byte_order(const std::string& sorted, const KeyS
     return out;
 }
 
-// The key of the programs' key options and --unique, as read by the rules of the README (not by
+// The key of the programs' key options and --unique, as read by the rules of docs/cli.md (not by
 // the programs' parser): --type T (default u64: the whole record one little-endian T, or a T at
 // offset 0 of larger --record-size records), --key OFFSET:TYPE[:be|le][:desc] or
 // OFFSET:bytes:LEN[:desc] (repeatable, the first most significant; records as large as the

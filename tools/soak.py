@@ -368,7 +368,7 @@ NUMPY_TYPES = {"u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "i8": "i1", "i
 
 def parse_field(text):
     """OFFSET:TYPE[:be|le][:desc] or OFFSET:bytes:LEN[:desc] -> (offset, length, type or 'bytes',
-    big_endian, descending), as the README describes --key."""
+    big_endian, descending), as docs/cli.md describes --key."""
     parts = text.split(":")
     offset, kind, rest = int(parts[0]), parts[1], parts[2:]
     if kind == "bytes":

@@ -25,7 +25,7 @@ run. Writes scaling.csv, scaling.md and (with matplotlib) scaling.png into --out
 --mpi-options: options for gpusort-mpi alone, as one string (e.g. "--exchange messages"); the
 table's `exchange` column says how the records crossed.
 --mpi-tmpdir: the TMPDIR of the launcher, where Open MPI keeps its session folder (default
-/dev/shm where it exists, as the README advises: in a folder on the disk that OUTPUT's writeback
+/dev/shm where it exists, as docs/distributed.md advises: in a folder on the disk that OUTPUT's writeback
 keeps busy, removing it at the end of the job took 0.4-0.8 s more; "" keeps the environment's).
 The disk must hold the input and, at once, either gpusort-mpi's output or the shares with their
 outputs (3 times the data, checked up front; with 1 rank the share is the input itself), and the
