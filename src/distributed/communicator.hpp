@@ -5,7 +5,7 @@
 // step ends: agree() then ends the step on every rank with the first failing rank's message, so
 // that no rank waits for a peer that has given up. A rank that dies ends the job through MPI's
 // own error handling (mpirun stops the others, whose signal cleanup removes what it had named:
-// distributed_sort.cpp).
+// job_output.hpp).
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // The exchange through the GPUs for gpusort-mpi (--exchange gpu; gpu/peer_exchange.hpp): every rank
 // of one host forms runs of its part, its pieces of every rank's sorted chunks copied from that
 // rank's GPU, trading the cuts between the chunks by MPI. The ranks then merge their runs straight
-// into their places in OUTPUT (distributed_sort.cpp).
+// into their places in OUTPUT (exchange_gpu.cpp).
 #pragma once
 
 #include "gpusort/sort_file.hpp"

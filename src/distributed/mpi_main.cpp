@@ -1,7 +1,8 @@
-// gpusort-mpi: the options of gpusort-file, run by every rank of an MPI job (mpirun -n N
-// gpusort-mpi [OPTIONS] INPUT OUTPUT), plus --partitioned, --input-list FILE (in place of
-// INPUT) and --exchange auto|gpu|runs|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and
-// why; no OUTPUT appeared); 2 a bad command line.
+// gpusort-mpi: the sort of gpusort-file, run by every rank of an MPI job (mpirun -n N gpusort-mpi
+// [OPTIONS] INPUT OUTPUT), with --partitioned, --input-list FILE (in place of INPUT) and --exchange
+// auto|gpu|runs|shared|messages. Rank r uses local GPU r mod count, or the CPU backend. Its help is
+// mpi_help.hpp. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and why; no
+// OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
@@ -9,6 +10,7 @@
 #include "src/cli/option_values.hpp"
 #include "src/distributed/distributed_sort.hpp"
 #include "src/distributed/host_share.hpp"
+#include "src/distributed/mpi_help.hpp"
 #include "src/distributed/notes.hpp"
 
 #include <mpi.h>
@@ -19,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -153,6 +156,161 @@ std::string stats_json(const DistributedReport& report, const std::vector<std::s
     return out.str();
 }
 
+// The command line of gpusort-mpi: gpusort-file's (parse_command_line), less --plan, plus
+// --partitioned, --input-list FILE (in place of INPUT) and --exchange WAY, which go to `options`.
+// Throws std::invalid_argument with a one-line message for a malformed one.
+CliCommand parse_mpi_command_line(std::vector<std::string> args, DistributedOptions& options) {
+    const auto partitioned = std::find(args.begin(), args.end(), "--partitioned");
+    if (partitioned != args.end()) {
+        options.partitioned = true;
+        args.erase(partitioned);
+    }
+    // --input-list LIST stands in for INPUT: LIST becomes the first operand, read as a list.
+    if (const auto list = take_option(args, "--input-list")) {
+        options.input_list = true;
+        args.insert(args.begin(), *list);
+    }
+    if (const auto exchange = take_option(args, "--exchange")) {
+        if (*exchange != "auto" && *exchange != "runs" && *exchange != "gpu" && *exchange != "shared" && *exchange != "messages")
+            throw std::invalid_argument("--exchange takes auto, gpu, runs, shared or messages, not '" + *exchange + "'");
+        options.exchange = *exchange;
+    }
+    io::install_signal_cleanup();
+    CliCommand command;
+    try {
+        command = parse_command_line(args);
+    } catch (const std::invalid_argument& e) {
+        if (options.input_list && std::string(e.what()).rfind("too many operands", 0) == 0)
+            throw std::invalid_argument("with --input-list, give OUTPUT alone: the list stands for INPUT");
+        throw;
+    }
+    if (command.action == CliCommand::Action::plan) throw std::invalid_argument("--plan is not taken by gpusort-mpi");
+    return command;
+}
+
+// What the ranks note: rank 0 says its notes as they come (through the sort's notice); the others'
+// that it did not say come at the end, once each, with the ranks that had them (say_others()).
+class RankNotes {
+public:
+    explicit RankNotes(const Communicator& ranks) : ranks_(ranks) {}
+
+    std::function<void(const std::string&)> notice() {
+        return [this](const std::string& text) {
+            if (ranks_.rank() == 0) std::cerr << "gpusort-mpi: rank 0: note: " << text << "\n";
+            notes_.add(text);
+        };
+    }
+
+    // Every rank calls it, at the same point of the job (collective).
+    void say_others() const {
+        std::string mine;
+        for (const std::string& text : notes_.kept()) mine += text + "\n";
+        const std::vector<std::string> all = ranks_.all_gather(mine);
+        if (ranks_.rank() != 0) return;
+        std::vector<std::vector<std::string>> notes_of_rank;
+        for (const std::string& theirs : all) {
+            std::istringstream in(theirs);
+            std::vector<std::string>& lines = notes_of_rank.emplace_back();
+            for (std::string line; std::getline(in, line);) lines.push_back(line);
+        }
+        for (const std::string& line : unsaid_notes(notes_of_rank)) std::cerr << line << "\n";
+    }
+
+private:
+    const Communicator& ranks_;
+    Notes notes_;
+};
+
+// The rank's GPU and threads, as the launcher placed it: GPU local rank mod the GPUs of its host;
+// without --threads, its share of the CPUs (with a note where the launcher's binding leaves CPUs idle).
+void place_rank(const Communicator& ranks, DistributedOptions& options) {
+    options.sort.device = device_of_local_rank(local_rank());
+    options.local_rank = local_rank();
+    options.local_ranks = local_ranks();
+    const unsigned mine = default_threads(), host = launcher_cpus();
+    if (ranks.rank() == 0 && options.sort.notice)
+        if (const auto note = idle_cpus_note(options.sort, mine, host)) options.sort.notice(*note);
+    if (!options.sort.threads) options.sort.threads = rank_threads(mine, host, local_ranks());
+}
+
+// Rank 0's progress line (as gpusort-file's: with --progress, or by default on a terminal): its own
+// progress through the job's steps, which every rank ends together. None on the other ranks.
+std::unique_ptr<ProgressLine> progress_line(const Communicator& ranks, const CliCommand& command, ProgressCounters& counters,
+                                            SortOptions& sort) {
+    if (ranks.rank() != 0 || !command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) return nullptr;
+    try {
+        std::unique_ptr<ProgressLine> line = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
+        sort.progress = &counters;
+        return line;
+    } catch (const std::exception& e) {
+        if (sort.notice) sort.notice(std::string("no progress line: ") + e.what());
+        return nullptr;
+    }
+}
+
+// The job's figures, every rank's gathered in rank order, written by rank 0 to --stats FILE ('-': stderr).
+void write_stats(const Communicator& ranks, const DistributedReport& report, const std::optional<std::string>& path) {
+    const std::vector<std::string> ranks_json = ranks.all_gather(rank_json(report, ranks.rank()));
+    if (ranks.rank() != 0 || !path) return;
+    const std::string json = stats_json(report, ranks_json);
+    if (*path == "-") {
+        std::cerr << json;
+    } else {
+        std::ofstream file(*path);
+        file << json;
+        if (!file.flush()) throw std::runtime_error("cannot write the stats file '" + *path + "'");
+    }
+}
+
+// Runs the sort on every rank; returns the exit status (0, or 1 where it failed on some rank).
+int sort_on_every_rank(const Communicator& ranks, const CliCommand& command, DistributedOptions& options) {
+    options.sort = command.sort;
+    RankNotes notes(ranks);
+    if (!command.quiet) options.sort.notice = notes.notice();
+    place_rank(ranks, options);
+    ProgressCounters counters;
+    std::unique_ptr<ProgressLine> progress = progress_line(ranks, command, counters, options.sort);
+    try {
+        const DistributedReport report = distributed_sort(options, ranks);
+        if (progress) progress->finish(job_summary(report, ranks.size()));
+        notes.say_others();
+        write_stats(ranks, report, command.stats_path);
+        return 0;
+    } catch (const RankError& e) {
+        progress.reset();  // the line ends before the message
+        notes.say_others();  // every rank ends the job here, with the same RankError
+        if (ranks.rank() == 0) std::cerr << "gpusort-mpi: rank " << e.rank() << ": " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        progress.reset();
+        // Outside a step (the stats file): this rank alone knows.
+        std::cerr << "gpusort-mpi: rank " << ranks.rank() << ": " << e.what() << "\n";
+        return 1;
+    }
+}
+
+// The program on one rank: its exit status.
+int run(const Communicator& ranks, const std::vector<std::string>& args) {
+    const bool speaker = ranks.rank() == 0;
+    DistributedOptions options;
+    CliCommand command;
+    try {
+        command = parse_mpi_command_line(args, options);
+    } catch (const std::exception& e) {
+        if (speaker) std::cerr << "gpusort-mpi: " << e.what() << "\n";
+        return 2;
+    }
+    if (command.action == CliCommand::Action::help) {
+        if (speaker) std::cout << kMpiHelp << command.help_text;
+        return 0;
+    }
+    if (command.action == CliCommand::Action::version) {
+        if (speaker) std::cout << "gpusort-mpi " << GPUSORT_VERSION << "\n";
+        return 0;
+    }
+    return sort_on_every_rank(ranks, command, options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,127 +321,7 @@ int main(int argc, char** argv) {
     int status = 0;
     {
         const Communicator ranks;
-        const bool speaker = ranks.rank() == 0;
-        std::vector<std::string> args(argv + 1, argv + argc);
-        DistributedOptions options;
-        const auto partitioned = std::find(args.begin(), args.end(), "--partitioned");
-        if (partitioned != args.end()) {
-            options.partitioned = true;
-            args.erase(partitioned);
-        }
-        CliCommand command;
-        try {
-            // --input-list LIST stands in for INPUT: LIST becomes the first operand, read as a list.
-            if (const auto list = take_option(args, "--input-list")) {
-                options.input_list = true;
-                args.insert(args.begin(), *list);
-            }
-            if (const auto exchange = take_option(args, "--exchange")) {
-                if (*exchange != "auto" && *exchange != "runs" && *exchange != "gpu" && *exchange != "shared" && *exchange != "messages")
-                    throw std::invalid_argument("--exchange takes auto, gpu, runs, shared or messages, not '" + *exchange + "'");
-                options.exchange = *exchange;
-            }
-            io::install_signal_cleanup();
-            try {
-                command = parse_command_line(args);
-            } catch (const std::invalid_argument& e) {
-                if (options.input_list && std::string(e.what()).rfind("too many operands", 0) == 0)
-                    throw std::invalid_argument("with --input-list, give OUTPUT alone: the list stands for INPUT");
-                throw;
-            }
-            if (command.action == CliCommand::Action::plan) throw std::invalid_argument("--plan is not taken by gpusort-mpi");
-        } catch (const std::exception& e) {
-            if (speaker) std::cerr << "gpusort-mpi: " << e.what() << "\n";
-            status = 2;
-        }
-        if (status == 0 && command.action == CliCommand::Action::help) {
-            if (speaker)
-                std::cout << "Usage: mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] INPUT OUTPUT\n"
-                             "       mpirun -n N gpusort-mpi [OPTIONS] [--partitioned] --input-list FILE OUTPUT\n"
-                             "For whole-record keys, the ranks of one host that each have a GPU copy their pieces of every\n"
-                             "rank's sorted chunks from that rank's GPU into runs of their own and merge them into OUTPUT\n"
-                             "(--exchange gpu); else they sort their ranges first, into runs in OUTPUT, and each merges its\n"
-                             "part of all the runs where they lie (--exchange runs); else, and with --exchange shared, they\n"
-                             "send the records to their parts through shared memory and sort after; with --exchange\n"
-                             "messages, by MPI messages alone (as between hosts). --exchange auto, the default, takes the\n"
-                             "first of these ways that the job allows; gpu says why where it cannot be used.\n"
-                             "Every rank sorts a share of INPUT (a file all ranks see) into one sorted OUTPUT, or with\n"
-                             "--partitioned into OUTPUT.00000, OUTPUT.00001, ... (one per rank, in key order). With\n"
-                             "--input-list, INPUT is the files FILE names, one path per line, one after the other. Rank r uses\n"
-                             "GPU r mod the GPUs of its host; without --threads, ranks that may all run on the host's CPUs\n"
-                             "(mpirun --bind-to none) take an equal share of them. The options are those of gpusort-file:\n\n"
-                          << command.help_text;
-        } else if (status == 0 && command.action == CliCommand::Action::version) {
-            if (speaker) std::cout << "gpusort-mpi " << GPUSORT_VERSION << "\n";
-        } else if (status == 0) {
-            options.sort = command.sort;
-            options.sort.device = device_of_local_rank(local_rank());
-            options.local_rank = local_rank();
-            options.local_ranks = local_ranks();
-            // Rank 0 says its notes as they come; the others' that it did not say come at the end, once each.
-            Notes notes;
-            if (!command.quiet)
-                options.sort.notice = [&notes, speaker](const std::string& text) {
-                    if (speaker) std::cerr << "gpusort-mpi: rank 0: note: " << text << "\n";
-                    notes.add(text);
-                };
-            auto say_other_ranks_notes = [&] {  // every rank calls it, at the same point of the job
-                std::string mine;
-                for (const std::string& text : notes.kept()) mine += text + "\n";
-                const std::vector<std::string> all = ranks.all_gather(mine);
-                if (!speaker) return;
-                std::vector<std::vector<std::string>> notes_of_rank;
-                for (const std::string& theirs : all) {
-                    std::istringstream in(theirs);
-                    std::vector<std::string>& lines = notes_of_rank.emplace_back();
-                    for (std::string line; std::getline(in, line);) lines.push_back(line);
-                }
-                for (const std::string& line : unsaid_notes(notes_of_rank)) std::cerr << line << "\n";
-            };
-            const unsigned mine = default_threads(), host = launcher_cpus();
-            if (speaker && options.sort.notice)
-                if (const auto note = idle_cpus_note(options.sort, mine, host)) options.sort.notice(*note);
-            if (!options.sort.threads) options.sort.threads = rank_threads(mine, host, local_ranks());
-            // Rank 0 draws the line (as gpusort-file: with --progress, or by default on a terminal):
-            // its own progress through the job's steps, which every rank ends together.
-            ProgressCounters counters;
-            std::unique_ptr<ProgressLine> progress;
-            if (speaker && command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
-                try {
-                    progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
-                    options.sort.progress = &counters;
-                } catch (const std::exception& e) {
-                    if (options.sort.notice) options.sort.notice(std::string("no progress line: ") + e.what());
-                }
-            }
-            try {
-                const DistributedReport report = distributed_sort(options, ranks);
-                if (progress) progress->finish(job_summary(report, ranks.size()));
-                say_other_ranks_notes();
-                // Every rank's figures, one JSON object each, gathered in rank order.
-                const std::vector<std::string> ranks_json = ranks.all_gather(rank_json(report, ranks.rank()));
-                if (speaker && command.stats_path) {
-                    const std::string json = stats_json(report, ranks_json);
-                    if (*command.stats_path == "-") {
-                        std::cerr << json;
-                    } else {
-                        std::ofstream file(*command.stats_path);
-                        file << json;
-                        if (!file.flush()) throw std::runtime_error("cannot write the stats file '" + *command.stats_path + "'");
-                    }
-                }
-            } catch (const RankError& e) {
-                progress.reset();  // the line ends before the message
-                say_other_ranks_notes();  // every rank ends the job here, with the same RankError
-                if (speaker) std::cerr << "gpusort-mpi: rank " << e.rank() << ": " << e.what() << "\n";
-                status = 1;
-            } catch (const std::exception& e) {
-                progress.reset();
-                // Outside a step (the stats file): this rank alone knows.
-                std::cerr << "gpusort-mpi: rank " << ranks.rank() << ": " << e.what() << "\n";
-                status = 1;
-            }
-        }
+        status = run(ranks, std::vector<std::string>(argv + 1, argv + argc));
     }
     MPI_Finalize();
     return status;

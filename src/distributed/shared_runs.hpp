@@ -1,4 +1,4 @@
-// Where the ranks of one host keep their sorted runs for each other (distributed_sort.cpp, "runs"):
+// Where the ranks of one host keep their sorted runs for each other (exchange_runs.cpp):
 // each rank forms its runs in its own region of OUTPUT (with --partitioned, its own file), whose
 // pages it would fill in the end anyway, and the other ranks of the host read them there through
 // maps of their own. Fresh pages of a file map come as large folios where the file system has them
