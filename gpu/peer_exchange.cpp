@@ -47,13 +47,30 @@ template <class T>
 class Exchange {
 public:
     Exchange(const PeerExchangeJob& job, const PeerTrade& trade) : job_(job), trade_(trade) {}
+    Exchange(const Exchange&) = delete;
+    Exchange& operator=(const Exchange&) = delete;
+    // The other ranks' sorted chunks, opened by open_peers(), are closed before the buffers go.
+    ~Exchange() {
+        for (std::size_t s = 0; s < peers_.size(); ++s)
+            if (static_cast<int>(s) != job_.rank && peers_[s]) cudaIpcCloseMemHandle(peers_[s]);
+    }
 
     PeerExchangeReport run() {
         width_ = key_width(job_.order.type);
         const std::uint64_t records = job_.range.size() / width_;
-        const int k = job_.ranks - 1;
-        // The chunk: the largest that this rank's budget holds, the same on every rank (the least),
-        // and no larger than the largest range.
+        const std::uint64_t chunk = choose_chunk(records);
+        allocate(chunk);
+        open_peers();
+        for (std::uint64_t c = 0; c < report_.chunks; ++c) exchange_chunk(records, chunk, c);
+        local([&] { finish_run(); });
+        agreed({});
+        return report_;
+    }
+
+private:
+    // The chunk: the largest that this rank's budget holds, the same on every rank (the least), and
+    // no larger than the largest range. Sets up the device, the streams and the events first.
+    std::uint64_t choose_chunk(std::uint64_t records) {
         local([&] {
             check_cuda(cudaSetDevice(job_.device), "cudaSetDevice");
             in_.emplace();
@@ -70,20 +87,21 @@ public:
             if (capacity_ == 0) throw GpuError(cudaErrorMemoryAllocation, "the device memory budget holds no chunk to exchange");
         });
         std::uint64_t chunk = ~std::uint64_t{0}, largest = 0;
-        {
-            const std::uint64_t mine[] = {capacity_, records};
-            const std::vector<std::uint64_t> all = agreed(mine);
-            for (int s = 0; s < job_.ranks; ++s) {
-                chunk = std::min(chunk, all[2 * static_cast<std::size_t>(s)]);
-                largest = std::max(largest, all[2 * static_cast<std::size_t>(s) + 1]);
-            }
+        const std::uint64_t mine[] = {capacity_, records};
+        const std::vector<std::uint64_t> all = agreed(mine);
+        for (int s = 0; s < job_.ranks; ++s) {
+            chunk = std::min(chunk, all[2 * static_cast<std::size_t>(s)]);
+            largest = std::max(largest, all[2 * static_cast<std::size_t>(s) + 1]);
         }
         chunk = std::max<std::uint64_t>(1, std::min(chunk, largest));
         report_.chunk_keys = chunk;
         report_.chunks = (largest + chunk - 1) / chunk;
+        return chunk;
+    }
 
-        // Device memory, exported to the other ranks; theirs opened.
-        cudaIpcMemHandle_t handle{};
+    // Device memory for chunks of `chunk` keys, the pinned buffers, and the splitters as sort keys.
+    void allocate(std::uint64_t chunk) {
+        const int k = job_.ranks - 1;
         local([&] {
             const std::size_t n = static_cast<std::size_t>(chunk), received = received_keys_for(n);
             if (width_ < sizeof(T)) {
@@ -105,6 +123,13 @@ public:
                 map_to_sort_keys(keys.data(), splitters_.data(), static_cast<std::size_t>(k), job_.order, true, in_->get());
                 in_->synchronize();
             }
+        });
+    }
+
+    // This rank's sorted chunk exported to the other ranks, and theirs opened (CUDA IPC).
+    void open_peers() {
+        cudaIpcMemHandle_t handle{};
+        local([&] {
             check_cuda(cudaIpcGetMemHandle(&handle, sorted_.data()), "cudaIpcGetMemHandle (the sorted chunk, for the other ranks)");
         });
         constexpr std::size_t kHandleWords = (sizeof(handle) + 7) / 8;
@@ -112,14 +137,6 @@ public:
         std::memcpy(words, &handle, sizeof handle);
         const std::vector<std::uint64_t> handles = agreed(words);
         peers_.assign(static_cast<std::size_t>(job_.ranks), nullptr);
-        struct Close {
-            std::vector<void*>& peers;
-            int rank;
-            ~Close() {
-                for (std::size_t s = 0; s < peers.size(); ++s)
-                    if (static_cast<int>(s) != rank && peers[s]) cudaIpcCloseMemHandle(peers[s]);
-            }
-        } close{peers_, job_.rank};
         local([&] {
             for (int s = 0; s < job_.ranks; ++s) {
                 if (s == job_.rank) continue;
@@ -130,35 +147,32 @@ public:
             }
         });
         agreed({});
-
-        for (std::uint64_t c = 0; c < report_.chunks; ++c) {
-            const std::uint64_t at = std::min(records, c * chunk);
-            const std::uint64_t n = std::min(chunk, records - at);
-            // This rank's chunk sorted and cut; the cuts traded.
-            std::vector<std::uint64_t> mine(static_cast<std::size_t>(k) + 1, 0);
-            mine[0] = n;
-            auto start = Clock::now();
-            local([&] { sort_and_cut(at, n, std::span<std::uint64_t>(mine).subspan(1)); });
-            const std::vector<std::uint64_t> cuts = agreed(mine);
-            report_.sort_seconds += seconds_since(start);
-            // This rank's piece of every rank's chunk copied in; then every rank is done with the others'.
-            const std::size_t each = static_cast<std::size_t>(k) + 1;
-            const std::uint64_t* own = cuts.data() + static_cast<std::size_t>(job_.rank) * each;
-            const std::uint64_t kept = (job_.rank == k ? own[0] : own[job_.rank + 1]) - (job_.rank == 0 ? 0 : own[job_.rank]);
-            report_.sent_bytes += (n - kept) * width_;
-            start = Clock::now();
-            local([&] { pull(cuts, each); });
-            agreed({});  // every rank has its pieces: the sorted chunks may go
-            report_.pull_seconds += seconds_since(start);
-            // What the chunk brought becomes a run, copied out while the next chunk comes in.
-            local([&] { flush(); });
-        }
-        local([&] { finish_run(); });
-        agreed({});
-        return report_;
     }
 
-private:
+    // Chunk `c` of `chunk` keys: this rank's sorted and cut, the cuts traded; this rank's piece of
+    // every rank's chunk copied in, then every rank is done with the others'; what it brought becomes
+    // a run, copied out while the next chunk comes in.
+    void exchange_chunk(std::uint64_t records, std::uint64_t chunk, std::uint64_t c) {
+        const int k = job_.ranks - 1;
+        const std::uint64_t at = std::min(records, c * chunk);
+        const std::uint64_t n = std::min(chunk, records - at);
+        std::vector<std::uint64_t> mine(static_cast<std::size_t>(k) + 1, 0);
+        mine[0] = n;
+        auto start = Clock::now();
+        local([&] { sort_and_cut(at, n, std::span<std::uint64_t>(mine).subspan(1)); });
+        const std::vector<std::uint64_t> cuts = agreed(mine);
+        report_.sort_seconds += seconds_since(start);
+        const std::size_t each = static_cast<std::size_t>(k) + 1;
+        const std::uint64_t* own = cuts.data() + static_cast<std::size_t>(job_.rank) * each;
+        const std::uint64_t kept = (job_.rank == k ? own[0] : own[job_.rank + 1]) - (job_.rank == 0 ? 0 : own[job_.rank]);
+        report_.sent_bytes += (n - kept) * width_;
+        start = Clock::now();
+        local([&] { pull(cuts, each); });
+        agreed({});  // every rank has its pieces: the sorted chunks may go
+        report_.pull_seconds += seconds_since(start);
+        local([&] { flush(); });
+    }
+
     // Runs `work`; a failure is kept for the next trade.
     template <class F>
     void local(F&& work) {
