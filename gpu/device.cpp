@@ -3,6 +3,7 @@
 #include "gpu/device.hpp"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include "gpu/gpu_error.hpp"
 
@@ -30,6 +31,29 @@ DeviceAbsence absence_of(cudaError_t code, int count) noexcept {
     }
 }
 
+// Whether the NVIDIA driver's library can be loaded. Where it is missing (a machine without a GPU)
+// the runtime answers cudaErrorInsufficientDriver, as it does for a driver too old for it.
+bool driver_library_present() noexcept {
+    void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver) ::dlclose(driver);
+    return driver != nullptr;
+}
+
+// Why no GPU can be used, from the runtime's answer `code` to the count query (0 devices where it
+// is cudaSuccess). A machine without a GPU, or without a driver for one, is told that no GPU was
+// found; the advice to install or update the driver is only for a driver that is there but too
+// old for this runtime.
+std::string absence_reason(cudaError_t code) {
+    switch (code) {
+        case cudaSuccess: return "no GPU was found [the CUDA runtime counts 0]";
+        case cudaErrorNoDevice: return "no GPU was found [cudaErrorNoDevice]";
+        case cudaErrorInsufficientDriver:
+            if (!driver_library_present()) return "no GPU was found, and no NVIDIA driver is installed";
+            return describe_cuda_error(code);
+        default: return describe_cuda_error(code);
+    }
+}
+
 }  // namespace
 
 int device_count() noexcept {
@@ -46,8 +70,7 @@ DeviceCount count_devices() {
     DeviceCount devices;
     const cudaError_t code = query_device_count(devices.count);
     devices.absence = absence_of(code, devices.count);
-    if (code != cudaSuccess) devices.reason = describe_cuda_error(code);
-    else if (devices.count == 0) devices.reason = "the CUDA runtime reports 0 devices";
+    if (code != cudaSuccess || devices.count == 0) devices.reason = absence_reason(code);
     return devices;
 }
 

@@ -121,10 +121,24 @@ File File::open_read(const std::string& path) {
     return file;
 }
 
-std::uint64_t File::size() const {
+File File::open_write(const std::string& path) {
+    const int fd = sys::retry_interrupted([&] { return sys::open(path.c_str(), O_WRONLY | O_CLOEXEC); });
+    if (fd < 0) throw_errno("cannot write", path, errno);
+    return File(fd, path);
+}
+
+File File::duplicate(int fd, const std::string& path) {
+    const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) throw_errno("cannot open", path, errno);
+    return File(own, path);
+}
+
+std::uint64_t File::size() const { return status().size; }
+
+FileStatus File::status() const {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path_, errno);
-    return static_cast<std::uint64_t>(st.st_size);
+    return FileStatus{S_ISREG(st.st_mode), static_cast<std::uint64_t>(st.st_size), st.st_mtim};
 }
 
 void File::read_at(std::uint64_t offset, std::span<std::byte> data) const {
@@ -266,6 +280,13 @@ FileId File::id() const {
     if (::fstat(fd_, &st) != 0) throw_errno("cannot stat", path_, errno);
     return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
+
+bool is_device(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+bool is_terminal(int fd) { return ::isatty(fd) == 1; }
 
 bool file_id(const std::string& path, FileId& id) {
     struct stat st {};

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,13 @@ struct FileId {
     bool operator==(const FileId&) const = default;
 };
 
+// What fstat says of an open file that its readers rely on.
+struct FileStatus {
+    bool regular = false;    // a regular file (else a pipe, device, socket or folder)
+    std::uint64_t size = 0;  // bytes
+    timespec modified{};     // when its contents last changed
+};
+
 class File {
 public:
     File() = default;
@@ -38,12 +46,21 @@ public:
     ~File();
 
     static File open_read(const std::string& path);
+    // Opens an existing file for writing in place, as a pipe, device or socket is written (a
+    // rename cannot replace it); throws IoError ("cannot write").
+    static File open_write(const std::string& path);
+    // A descriptor of its own (close-on-exec) of the file open as `fd`, named `path`, closed with
+    // the File returned; throws IoError ("cannot open") when no descriptor is left.
+    static File duplicate(int fd, const std::string& path);
+    File duplicate() const { return duplicate(fd_, path_); }
 
     int fd() const { return fd_; }
     const std::string& path() const { return path_; }
     bool is_open() const { return fd_ >= 0; }
 
     std::uint64_t size() const;
+    FileStatus status() const;  // throws IoError ("cannot stat")
+    bool is_regular() const { return status().regular; }
     // Opens a second descriptor of the same file with O_DIRECT (read only where this one is): from
     // then on, the parts of reads and writes that cover whole aligned blocks go through it, `piece`
     // bytes at a time (a multiple of kDirectIoAlignment, at most kMaxDirectIoPiece), straight from
@@ -82,6 +99,13 @@ private:
     std::size_t direct_piece_ = 0;
     std::string path_;
 };
+
+// Whether a pipe, device or socket is at `path`: neither a regular file nor a folder (false where
+// nothing is).
+bool is_device(const std::string& path);
+
+// Whether `fd` is open on a terminal.
+bool is_terminal(int fd);
 
 // Returns false when the path does not exist.
 bool file_id(const std::string& path, FileId& id);

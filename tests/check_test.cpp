@@ -27,10 +27,21 @@ using namespace gpusort::testing;
 
 namespace {
 
+// How the first record out of order differs from the one before it: in an ascending order it is
+// smaller, in a descending one larger, and where the key fields go both ways it belongs before it.
+const std::string kSmaller = "is smaller than the one before it";
+const std::string kLarger = "is larger than the one before it";
+std::string violation_of(const KeySpec& spec) {
+    std::size_t descending = 0;
+    for (const KeyField& f : spec.fields) descending += f.descending ? 1 : 0;
+    if (descending == 0) return kSmaller;
+    if (descending == spec.fields.size()) return kLarger;
+    return "belongs before the one before it";
+}
+
 // What gpusort-check says of the first record out of order, of records of `size` bytes.
-std::string out_of_order(std::uint64_t record, std::size_t size) {
-    return "record " + std::to_string(record) + " (counted from 0; at byte " + std::to_string(record * size) +
-           ") is smaller than the one before it";
+std::string out_of_order(std::uint64_t record, std::size_t size, const std::string& how = kSmaller) {
+    return "record " + std::to_string(record) + " (counted from 0; at byte " + std::to_string(record * size) + ") " + how;
 }
 
 struct Compressor {
@@ -95,7 +106,7 @@ TEST_F(CheckTool, ChecksTheOrderOfCompressedFiles) {
         const auto first_rise = std::adjacent_find(sorted.begin(), sorted.end(),
                                                    [](double a, double b) { return reference_less(a, b); });
         ASSERT_NE(first_rise, sorted.end());
-        EXPECT_NE(descending.out.find(out_of_order(static_cast<std::uint64_t>(first_rise - sorted.begin() + 1), 8)),
+        EXPECT_NE(descending.out.find(out_of_order(static_cast<std::uint64_t>(first_rise - sorted.begin() + 1), 8, kLarger)),
                   std::string::npos)
             << descending.out;
     }
@@ -289,7 +300,7 @@ TYPED_TEST(CheckToolRejects, AnOutOfOrderPairAndOtherRecordsInOrder) {
             for (const bool with_input : {false, true}) {
                 r = with_input ? check({"--input", dir / "in", dir / "swapped"}) : check({dir / "swapped"});
                 EXPECT_EQ(r.status(), 1) << "swapped at " << i << ": " << r.out << r.err;
-                EXPECT_NE(r.out.find(out_of_order(i, sizeof(T))), std::string::npos) << r.out;
+                EXPECT_NE(r.out.find(out_of_order(i, sizeof(T), descending ? kLarger : kSmaller)), std::string::npos) << r.out;
             }
         }
 
@@ -369,7 +380,8 @@ void expect_signed_zeros_and_nan_payloads_told_apart(const std::string& type) {
         if (d.descending) args.insert(args.begin(), "--descending");
         r = run(GPUSORT_CHECK_BIN, args);
         EXPECT_EQ(r.status(), 1) << r.out << r.err;
-        EXPECT_NE(r.out.find(out_of_order(d.first_bad, sizeof(T))), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(out_of_order(d.first_bad, sizeof(T), d.descending ? kLarger : kSmaller)), std::string::npos)
+            << r.out;
     }
 
     // In order, but not the input's records: a zero or a NaN with another sign or payload.
@@ -399,85 +411,92 @@ TEST(CheckToolRejectsFloats, SignedZerosAndNanPayloadsAreDifferentKeys) {
     expect_signed_zeros_and_nan_payloads_told_apart<double>("f64");
 }
 
-// Records with key specs (numbers of several types and byte orders, descending fields, byte
-// strings) and gensort records, their key read by the reference's own parser of the options.
-TEST(CheckToolRejectsRecords, AnOutOfOrderPairAndOtherRecordsInOrder) {
-    ScratchDir dir;
-    const std::vector<std::vector<std::string>> layouts = {
-        {"--record-size", "13", "--key", "3:u32:be", "--key", "0:i16:desc"},
-        {"--record-size", "17", "--key", "1:f64:be", "--key", "9:i8"},
-        {"--record-size", "24", "--key", "2:bytes:5", "--key", "8:f32:desc", "--key", "12:u64:be"},
-        {"--key", "0:u16", "--key", "4:i32:be", "--descending"},
-        {"--format", "gensort"},
-    };
-    for (const auto& layout : layouts) {
-        const KeySpec spec = reference_key_of_options(layout).spec;
-        std::string options;
-        for (const std::string& option : layout) options += option + " ";
-        SCOPED_TRACE(options);
-        auto check = [&](std::vector<std::string> args) {
-            args.insert(args.begin(), layout.begin(), layout.end());
-            return run(GPUSORT_CHECK_BIN, args);
-        };
-        const std::size_t r = spec.record_size, n = 6000;
+// One record layout given to gpusort-check (its options), with an input of n records and the
+// same records sorted by the reference, in `dir`.
+struct RecordLayoutCase {
+    RecordLayoutCase(const std::vector<std::string>& options, const ScratchDir& dir)
+        : layout(options), spec(reference_key_of_options(options).spec), r(spec.record_size), dir(dir) {
         const std::vector<std::byte> data = make_records(n, spec, 41);
-        const std::vector<std::byte> sorted = reference_record_sort(data, spec, false);
+        sorted = reference_record_sort(data, spec, false);
         write_records(dir / "in", data);
         write_records(dir / "sorted", sorted);
-        Result result = check({"--input", dir / "in", dir / "sorted"});
-        EXPECT_EQ(result.status(), 0) << result.out << result.err;
-        auto record = [&](const std::vector<std::byte>& records, std::size_t i) { return &records[i * r]; };
-        auto first_out_of_order_records = [&](const std::vector<std::byte>& records) {
-            for (std::size_t i = 1; i < records.size() / r; ++i)
-                if (reference_compare(record(records, i), record(records, i - 1), spec) < 0) return i;
-            return records.size() / r;
-        };
-        std::vector<std::size_t> rises;
+    }
+    // gpusort-check with the layout's options and `args`.
+    Result check(std::vector<std::string> args) const {
+        args.insert(args.begin(), layout.begin(), layout.end());
+        return run(GPUSORT_CHECK_BIN, args);
+    }
+    const std::byte* record(const std::vector<std::byte>& records, std::size_t i) const { return &records[i * r]; }
+    // The first record that belongs before the one before it, by the reference; the count if none.
+    std::size_t first_out_of_order(const std::vector<std::byte>& records) const {
+        for (std::size_t i = 1; i < records.size() / r; ++i)
+            if (reference_compare(record(records, i), record(records, i - 1), spec) < 0) return i;
+        return records.size() / r;
+    }
+    // The records of the sorted ones whose key is larger than the one before it.
+    std::vector<std::size_t> rises() const {
+        std::vector<std::size_t> found;
         for (std::size_t i = 1; i < n; ++i)
-            if (reference_compare(record(sorted, i - 1), record(sorted, i), spec) < 0) rises.push_back(i);
-        ASSERT_GE(rises.size(), 3u);
-
-        for (const std::size_t i : {rises.front(), rises[rises.size() / 2], rises.back()}) {
-            std::vector<std::byte> swapped = sorted;
-            std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>((i - 1) * r),
-                             swapped.begin() + static_cast<std::ptrdiff_t>(i * r),
-                             swapped.begin() + static_cast<std::ptrdiff_t>(i * r));
-            ASSERT_EQ(first_out_of_order_records(swapped), i);
-            write_records(dir / "swapped", swapped);
-            result = check({"--input", dir / "in", dir / "swapped"});
-            EXPECT_EQ(result.status(), 1) << "swapped at " << i << ": " << result.out << result.err;
-            EXPECT_NE(result.out.find(out_of_order(i, r)), std::string::npos) << result.out;
-        }
-
-        // In order, other records: one record's key changed to its neighbour's, a byte outside
-        // the key changed, a record dropped.
-        const std::size_t k = rises[rises.size() / 2];
-        std::vector<std::byte> changed_key = sorted;
-        std::copy_n(record(sorted, k - 1), r, changed_key.begin() + static_cast<std::ptrdiff_t>(k * r));
-        std::vector<std::byte> changed_payload = sorted;
-        std::vector<bool> in_key(r, false);
-        for (const KeyField& f : spec.fields)
-            for (std::size_t b = 0; b < f.length; ++b) in_key[f.offset + b] = true;
-        const auto payload = std::find(in_key.begin(), in_key.end(), false);
-        ASSERT_NE(payload, in_key.end()) << "no byte outside the key";
-        changed_payload[k * r + static_cast<std::size_t>(payload - in_key.begin())] ^= std::byte{0x20};
-        std::vector<std::byte> dropped = sorted;
-        dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(k * r), dropped.begin() + static_cast<std::ptrdiff_t>((k + 1) * r));
-        for (const auto& [name, records] : {std::pair{"changed-key", &changed_key}, std::pair{"changed-payload", &changed_payload}}) {
-            ASSERT_EQ(first_out_of_order_records(*records), n) << name;
-            write_records(dir / name, *records);
-            result = check({"--input", dir / "in", dir / name});
-            EXPECT_EQ(result.status(), 1) << name << ": " << result.out << result.err;
-            EXPECT_NE(result.out.find(kChecksumsDiffer), std::string::npos) << name << ": " << result.out;
-        }
-        ASSERT_EQ(first_out_of_order_records(dropped), n - 1);
-        write_records(dir / "dropped", dropped);
-        result = check({"--input", dir / "in", dir / "dropped"});
-        EXPECT_EQ(result.status(), 1) << result.out << result.err;
-        EXPECT_NE(result.out.find(count_differs(dir / "dropped", n - 1, dir / "in", n)), std::string::npos) << result.out;
+            if (reference_compare(record(sorted, i - 1), record(sorted, i), spec) < 0) found.push_back(i);
+        return found;
     }
 
-    // A key field that differs only in the sign of a zero: -0.0 sorts first.
+    static constexpr std::size_t n = 6000;
+    std::vector<std::string> layout;
+    KeySpec spec;
+    std::size_t r;
+    const ScratchDir& dir;
+    std::vector<std::byte> sorted;
+};
+
+// The sorted records with the pair at each of three rises swapped: reported at that record.
+void expect_swapped_pairs_found(const RecordLayoutCase& c, const std::vector<std::size_t>& rises) {
+    const std::size_t r = c.r;
+    for (const std::size_t i : {rises.front(), rises[rises.size() / 2], rises.back()}) {
+        std::vector<std::byte> swapped = c.sorted;
+        std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>((i - 1) * r),
+                         swapped.begin() + static_cast<std::ptrdiff_t>(i * r),
+                         swapped.begin() + static_cast<std::ptrdiff_t>(i * r));
+        ASSERT_EQ(c.first_out_of_order(swapped), i);
+        write_records(c.dir / "swapped", swapped);
+        const Result result = c.check({"--input", c.dir / "in", c.dir / "swapped"});
+        EXPECT_EQ(result.status(), 1) << "swapped at " << i << ": " << result.out << result.err;
+        EXPECT_NE(result.out.find(out_of_order(i, r, violation_of(c.spec))), std::string::npos) << result.out;
+    }
+}
+
+// In order, other records: record k's key changed to its neighbour's, a byte outside the key
+// changed, a record dropped: the checksums, or the counts, differ.
+void expect_other_records_found(const RecordLayoutCase& c, std::size_t k) {
+    const std::size_t r = c.r, n = c.n;
+    const ScratchDir& dir = c.dir;
+    std::vector<std::byte> changed_key = c.sorted;
+    std::copy_n(c.record(c.sorted, k - 1), r, changed_key.begin() + static_cast<std::ptrdiff_t>(k * r));
+    std::vector<std::byte> changed_payload = c.sorted;
+    std::vector<bool> in_key(r, false);
+    for (const KeyField& f : c.spec.fields)
+        for (std::size_t b = 0; b < f.length; ++b) in_key[f.offset + b] = true;
+    const auto payload = std::find(in_key.begin(), in_key.end(), false);
+    ASSERT_NE(payload, in_key.end()) << "no byte outside the key";
+    changed_payload[k * r + static_cast<std::size_t>(payload - in_key.begin())] ^= std::byte{0x20};
+    std::vector<std::byte> dropped = c.sorted;
+    dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(k * r), dropped.begin() + static_cast<std::ptrdiff_t>((k + 1) * r));
+    for (const auto& [name, records] : {std::pair{"changed-key", &changed_key}, std::pair{"changed-payload", &changed_payload}}) {
+        ASSERT_EQ(c.first_out_of_order(*records), n) << name;
+        write_records(dir / name, *records);
+        const Result result = c.check({"--input", dir / "in", dir / name});
+        EXPECT_EQ(result.status(), 1) << name << ": " << result.out << result.err;
+        EXPECT_NE(result.out.find(kChecksumsDiffer), std::string::npos) << name << ": " << result.out;
+    }
+    ASSERT_EQ(c.first_out_of_order(dropped), n - 1);
+    write_records(dir / "dropped", dropped);
+    const Result result = c.check({"--input", dir / "in", dir / "dropped"});
+    EXPECT_EQ(result.status(), 1) << result.out << result.err;
+    EXPECT_NE(result.out.find(count_differs(dir / "dropped", n - 1, dir / "in", n)), std::string::npos) << result.out;
+}
+
+// A key field that differs only in the sign of a zero: -0.0 sorts first.
+void expect_signed_zero_field_out_of_order(const ScratchDir& dir) {
     const std::vector<std::string> layout = {"--record-size", "17", "--key", "1:f64:be"};
     const KeySpec spec = reference_key_of_options(layout).spec;
     std::vector<std::byte> zeros(2 * 17, std::byte{7});
@@ -490,4 +509,30 @@ TEST(CheckToolRejectsRecords, AnOutOfOrderPairAndOtherRecordsInOrder) {
     const Result result = run(GPUSORT_CHECK_BIN, args);
     EXPECT_EQ(result.status(), 1) << result.out << result.err;
     EXPECT_NE(result.out.find(out_of_order(1, 17)), std::string::npos) << result.out;
+}
+
+// Records with key specs (numbers of several types and byte orders, descending fields, byte
+// strings) and gensort records, their key read by the reference's own parser of the options.
+TEST(CheckToolRejectsRecords, AnOutOfOrderPairAndOtherRecordsInOrder) {
+    ScratchDir dir;
+    const std::vector<std::vector<std::string>> layouts = {
+        {"--record-size", "13", "--key", "3:u32:be", "--key", "0:i16:desc"},
+        {"--record-size", "17", "--key", "1:f64:be", "--key", "9:i8"},
+        {"--record-size", "24", "--key", "2:bytes:5", "--key", "8:f32:desc", "--key", "12:u64:be"},
+        {"--key", "0:u16", "--key", "4:i32:be", "--descending"},
+        {"--format", "gensort"},
+    };
+    for (const auto& layout : layouts) {
+        std::string options;
+        for (const std::string& option : layout) options += option + " ";
+        SCOPED_TRACE(options);
+        const RecordLayoutCase c(layout, dir);
+        const Result result = c.check({"--input", dir / "in", dir / "sorted"});
+        EXPECT_EQ(result.status(), 0) << result.out << result.err;
+        const std::vector<std::size_t> rises = c.rises();
+        ASSERT_GE(rises.size(), 3u);
+        expect_swapped_pairs_found(c, rises);
+        expect_other_records_found(c, rises[rises.size() / 2]);
+    }
+    expect_signed_zero_field_out_of_order(dir);
 }

@@ -15,8 +15,10 @@
 #include <array>
 #include <csignal>
 #include <cstdio>
+#include <dlfcn.h>
 #include <filesystem>
 #include <random>
+#include <sstream>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
@@ -204,12 +206,128 @@ TEST(Cli, BadCommandLines) {
     for (const std::string program : {GPUSORT_FILE_BIN, GPUSORT_GEN_BIN, GPUSORT_CHECK_BIN}) {
         Result help = run(program, {"--help"});
         EXPECT_EQ(help.status(), 0) << program;
-        for (const char* part : {"Usage: ", "--help", "Exit status: 0 ", "; 2 a bad command line", "Examples:\n  gpusort-"})
+        for (const char* part : {"Usage: ", "--help", "--version", "\nExit status:\n  0  ", "\n  2  a bad command line",
+                                 "\nExamples:\n  gpusort-"})
             EXPECT_NE(help.out.find(part), std::string::npos) << program << " --help lacks '" << part << "':\n" << help.out;
     }
     Result help = sort_cli({"--help"}, dir);
     EXPECT_NE(help.out.find("--memory"), std::string::npos);
     EXPECT_NE(help.out.find("INPUT and OUTPUT may be - for standard input and output"), std::string::npos);
+}
+
+namespace {
+
+// One line on stderr starting with "PROGRAM: " (the program's name) and holding `text`, nothing
+// on stdout, and exit status 2: a malformed command line.
+void expect_bad_command_line(const Result& r, const std::string& program, const std::string& text) {
+    EXPECT_EQ(r.status(), kBadCommandLine) << r.how_it_ended() << "; stderr: " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind(program + ": ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(text), std::string::npos) << "missing '" << text << "' in: " << r.err;
+}
+
+}  // namespace
+
+// A value that looks like an option is a missing value, however many operands follow: the word
+// after it was not taken as one more operand.
+TEST(Cli, AnOptionAsTheValueOfAnotherIsAMissingValueInEveryProgram) {
+    ScratchDir dir;
+    write_text(dir / "in", std::string(16, 'x'));
+    struct Case {
+        const char* program;
+        const char* name;
+        std::vector<std::string> args;
+        std::string message;
+    };
+    const std::string in = dir / "in", out = dir / "out";
+    for (const Case& c : std::vector<Case>{
+             {GPUSORT_FILE_BIN, "gpusort-file", {"--stats", "--type", "u32", in, out}, "--stats: its value is missing ('--type'"},
+             {GPUSORT_FILE_BIN, "gpusort-file", {"--memory", "--type", "u32", in, out}, "--memory: its value is missing ('--type'"},
+             {GPUSORT_FILE_BIN, "gpusort-file", {"--tmp-dir", "--memory", "64M", in, out},
+              "--tmp-dir: its value is missing ('--memory'"},
+             {GPUSORT_GEN_BIN, "gpusort-gen", {"--count", "--type", "u32", out}, "--count: its value is missing ('--type'"},
+             {GPUSORT_GEN_BIN, "gpusort-gen", {"--seed", "--count", "10", out}, "--seed: its value is missing ('--count'"},
+             {GPUSORT_CHECK_BIN, "gpusort-check", {"--input", "--type", "u32", in}, "--input: its value is missing ('--type'"},
+             {GPUSORT_GEN_BIN, "gpusort-gen", {"--count", "10", out, out}, "too many operands: expected one OUTPUT"},
+             {GPUSORT_CHECK_BIN, "gpusort-check", {in, in}, "too many operands: expected one FILE"},
+         }) {
+        expect_bad_command_line(run(c.program, c.args), c.name, c.message);
+    }
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+}
+
+// gpusort-gen and gpusort-check show their version as gpusort-file does: "NAME VERSION".
+TEST(Tools, GenAndCheckShowTheirVersionAsGpusortFileDoes) {
+    const Result file = run(GPUSORT_FILE_BIN, {"--version"});
+    ASSERT_EQ(file.status(), 0);
+    ASSERT_EQ(file.out.rfind("gpusort-file ", 0), 0u) << file.out;
+    const std::string version = file.out.substr(std::string("gpusort-file ").size());
+    EXPECT_FALSE(version.empty() || version == "\n") << file.out;
+    for (const std::string name : {"gpusort-gen", "gpusort-check"}) {
+        const Result r = run(name == "gpusort-gen" ? GPUSORT_GEN_BIN : GPUSORT_CHECK_BIN, {"--version"});
+        EXPECT_EQ(r.status(), 0) << r.err;
+        EXPECT_EQ(r.out, name + " " + version);
+        EXPECT_EQ(r.err, "");
+    }
+}
+
+// An unknown --type or --dist of gpusort-gen is refused with the names that it takes.
+TEST(Tools, GenListsTheTypesAndDistributionsItTakes) {
+    ScratchDir dir;
+    expect_bad_command_line(run(GPUSORT_GEN_BIN, {"--type", "u128", "--count", "10", dir / "out"}), "gpusort-gen",
+                            "unknown --type 'u128' (one of: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64)");
+    expect_bad_command_line(
+        run(GPUSORT_GEN_BIN, {"--dist", "gauss", "--count", "10", dir / "out"}), "gpusort-gen",
+        "unknown --dist 'gauss' (one of: uniform sorted reversed equal few-unique nearly-sorted zipf normal)");
+    EXPECT_TRUE(dir.entries().empty());
+}
+
+// The --help of each program as help2man reads it for the manual page: each option at least two
+// spaces from its description, the exit statuses under a heading of their own, every example
+// with its description, and nothing that names a source file.
+TEST(Tools, HelpIsLaidOutForTheManualPage) {
+    for (const std::string program : {GPUSORT_FILE_BIN, GPUSORT_GEN_BIN, GPUSORT_CHECK_BIN}) {
+        const Result help = run(program, {"--help"});
+        ASSERT_EQ(help.status(), 0) << program;
+        std::istringstream lines(help.out);
+        std::string section;
+        std::vector<std::string> examples;
+        for (std::string line; std::getline(lines, line);) {
+            if (!line.empty() && line[0] != ' ') section = line;
+            else if (section == "Options:" && line.rfind("  -", 0) == 0 && line.find("  ", 2) == std::string::npos)
+                ADD_FAILURE() << program << ": an option runs into its description: " << line;
+            else if (section == "Examples:") examples.push_back(line);
+        }
+        EXPECT_NE(help.out.find("\nExit status:\n  0  "), std::string::npos) << help.out;
+        // Each example: "  COMMAND  DESCRIPTION", or a long COMMAND and its description on the next line.
+        for (std::size_t i = 0; i < examples.size(); ++i) {
+            const bool described = examples[i].find("  ", 2) != std::string::npos ||
+                                   (i + 1 < examples.size() && examples[i + 1].rfind("          ", 0) == 0);
+            EXPECT_TRUE(described || examples[i].rfind("          ", 0) == 0) << program << ": " << examples[i];
+        }
+        EXPECT_EQ(help.out.find(".hpp"), std::string::npos) << program << " --help names a source file";
+    }
+}
+
+// Without a GPU and its driver, the summary and --stats say that no GPU was found; the advice to
+// install or update the driver is for a GPU whose driver is too old.
+TEST(Cli, WithoutAGpuTheSummarySaysNoneWasFound) {
+    ScratchDir dir;
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, {"--count", "1000", dir / "in"}).status(), 0);
+    const Result r = sort_cli({"--progress", "--stats", dir / "stats", dir / "in", dir / "out"}, dir);
+    ASSERT_EQ(r.status(), 0) << r.err;
+    const std::string stats = read_text(dir / "stats");
+    if (stats.find("\"backend\": \"gpu\"") != std::string::npos) GTEST_SKIP() << "a GPU was used";
+    if (stats.find("built without CUDA") != std::string::npos) GTEST_SKIP() << "built without CUDA";
+    if (void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY)) {
+        ::dlclose(driver);
+        GTEST_SKIP() << "an NVIDIA driver is installed";
+    }
+    const std::string reason = "no usable GPU: no GPU was found, and no NVIDIA driver is installed";
+    EXPECT_NE(r.err.find("backend cpu (" + reason + ")"), std::string::npos) << r.err;
+    EXPECT_NE(stats.find("\"backend_reason\": \"" + reason + "\""), std::string::npos) << stats;
+    EXPECT_EQ(r.err.find("install or update"), std::string::npos) << r.err;
 }
 
 TEST(Cli, ADeviceBudgetForASortOnTheCpuIsNotedNotSilentlyIgnored) {
@@ -275,6 +393,30 @@ TEST(Tools, CheckFindsDisorderAndMissingRecords) {
               std::string::npos)
         << gen.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "generated"));
+}
+
+// The first record out of order is described as what it is under the order asked for: larger
+// than the one before it in a descending order, smaller in an ascending one, and "before it"
+// where the key fields go both ways.
+TEST(Tools, CheckDescribesTheViolationOfTheOrderAskedFor) {
+    ScratchDir dir;
+    write_keys<std::uint64_t>(dir / "rising", {1, 2, 3, 4});
+    write_keys<std::uint64_t>(dir / "falling", {4, 3, 2, 1});
+    const Result descending = run(GPUSORT_CHECK_BIN, {"--descending", dir / "rising"});
+    EXPECT_EQ(descending.status(), 1);
+    EXPECT_EQ(descending.out, "gpusort-check: '" + (dir / "rising") +
+                                  "' is not in order: record 1 (counted from 0; at byte 8) is larger than the one before it\n");
+    const Result ascending = run(GPUSORT_CHECK_BIN, {dir / "falling"});
+    EXPECT_EQ(ascending.status(), 1);
+    EXPECT_EQ(ascending.out, "gpusort-check: '" + (dir / "falling") +
+                                 "' is not in order: record 1 (counted from 0; at byte 8) is smaller than the one before it\n");
+    // 8-byte records by the u32 at 0 ascending, then the u32 at 4 descending: the third breaks it
+    // by its second field, which is larger than the one before it.
+    write_keys<std::uint32_t>(dir / "mixed", {1, 9, 2, 5, 2, 7});
+    const Result mixed = run(GPUSORT_CHECK_BIN, {"--key", "0:u32", "--key", "4:u32:desc", dir / "mixed"});
+    EXPECT_EQ(mixed.status(), 1);
+    EXPECT_NE(mixed.out.find("record 2 (counted from 0; at byte 16) belongs before the one before it"), std::string::npos)
+        << mixed.out;
 }
 
 // --size: as many whole records as fit; exactly one of --count and --size.
@@ -567,7 +709,10 @@ TEST(Cli, RefusesNonsenseRecordOptions) {
              {{"--type", "u32", "--key", "0:u32"}, "--key replaces --type"},
              {{"--format", "gensort", "--key", "0:u32"}, "--format gensort"},
              {{"--format", "csv"}, "unknown format 'csv'"},
-             {{"--record-size", "2", "--type", "u32"}, "beyond the 2-byte record"},
+             {{"--record-size", "2", "--type", "u32"}, "records of 2 bytes cannot hold the key, a u32 (--type u32)"},
+             {{"--record-size", "4"}, "records of 4 bytes cannot hold the default key, a u64 (--type): give --type or --key"},
+             {{"--record-size", "2M", "--key", "0:u8"}, "--record-size: at most 1048576 bytes (1M) are supported"},
+             {{"--record-size", "1.3", "--key", "0:u8"}, "--record-size: '1.3' is not a whole number of bytes"},
              {{"--record-size", "4", "--key", "0:u8"}, "not a multiple of the record size 4", kFailed},
          }) {
         std::vector<std::string> args = c.args;

@@ -89,6 +89,23 @@ TEST(KeyOptions, TypesInLargerRecordsAndGensort) {
     EXPECT_TRUE(parse({"--format", "gensort", "--descending"}).records->fields[0].descending);
 }
 
+// --record-size takes the suffixes of the other sizes (powers of 1024), and fractions that come to
+// whole bytes.
+TEST(KeyOptions, TheRecordSizeTakesTheSuffixesOfTheOtherSizes) {
+    const std::vector<std::pair<std::vector<std::string>, std::size_t>> cases = {
+        {{"--record-size", "4K", "--key", "0:u32"}, 4096},
+        {{"--record-size", "1M", "--key", "0:u8"}, 1048576},
+        {{"--record-size", "1.5k", "--key", "0:u8"}, 1536},
+        {{"--record-size", "64B", "--type", "u64"}, 64},
+        {{"--record-size", "100", "--format", "gensort"}, 100},
+    };
+    for (const auto& [args, bytes] : cases) {
+        const KeyOptions key = parse(args);
+        ASSERT_TRUE(key.records.has_value()) << args[1];
+        EXPECT_EQ(key.records->record_size, bytes) << args[1];
+    }
+}
+
 TEST(KeyOptions, MalformedOptionsAreRefusedInOneLineNamingTheOption) {
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
         {{"--type", "u128"}, "--type: unknown type 'u128'"},
@@ -104,7 +121,14 @@ TEST(KeyOptions, MalformedOptionsAreRefusedInOneLineNamingTheOption) {
         {{"--format", "gensort", "--type", "u8"}, "--format gensort excludes --type and --key"},
         {{"--format", "gensort", "--record-size", "99"}, "records are 100 bytes, not 99"},
         {{"--format", "csv"}, "--format: unknown format 'csv'"},
-        {{"--record-size", "2", "--type", "u32"}, "--record-size: the key field at offset 0 with 4 bytes lies beyond the 2-byte record"},
+        {{"--record-size", "2", "--type", "u32"}, "--record-size: records of 2 bytes cannot hold the key, a u32 (--type u32)"},
+        // --type left to its default: the record size is blamed with the default named.
+        {{"--record-size", "4"},
+         "--record-size: records of 4 bytes cannot hold the default key, a u64 (--type): give --type or --key"},
+        {{"--record-size", "2M", "--key", "0:u8"}, "--record-size: at most 1048576 bytes (1M) are supported"},
+        {{"--record-size", "1.3", "--key", "0:u8"}, "--record-size: '1.3' is not a whole number of bytes (such as 100, 4K or 1M): records are 1 to 1048576 bytes"},
+        {{"--record-size", "0.4K", "--key", "0:u8"}, "--record-size: '0.4K' is not a whole number of bytes"},
+        {{"--record-size", "8X", "--key", "0:u8"}, "--record-size: '8X' is not a whole number of bytes"},
         {{"--key", "1048576:u8"}, "--key '1048576:u8': the field ends beyond"},
     };
     for (const auto& [args, message] : cases) {

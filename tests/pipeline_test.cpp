@@ -402,7 +402,7 @@ TEST_F(Pipeline, StatsFileIsJsonWithEveryFigure) {
     EXPECT_EQ(parse_json(r.err).get<std::uint64_t>("input_records"), 300001u);
 }
 
-// The README's promise for every failure: "no file at OUTPUT that was not there before, an existing
+// The promise for every failure (docs/cli.md): "no file at OUTPUT that was not there before, an existing
 // OUTPUT unchanged". A --stats FILE that cannot be written fails the run with status 1 and one line
 // before the sort (a regression test: the report was written only after OUTPUT was in place, which
 // was then created or replaced all the same).
@@ -451,18 +451,19 @@ TEST_F(Pipeline, DevNullAsInputGivesAnEmptyOutput) {
 
 namespace {
 
-// Runs gpusort-file with stdin, stdout and stderr on a pseudo-terminal and returns what the
-// terminal showed.
-std::string run_on_terminal(const std::vector<std::string>& args, int& exit_status) {
+// Runs `program` (gpusort-file unless told) with stdin, stdout and stderr on a pseudo-terminal and
+// returns what the terminal showed.
+std::string run_on_terminal(const std::vector<std::string>& args, int& exit_status,
+                            const char* program = GPUSORT_FILE_BIN) {
     int master = -1;
     const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
     if (pid < 0) return "forkpty failed";
     if (pid == 0) {
         std::vector<char*> argv;
-        argv.push_back(const_cast<char*>(GPUSORT_FILE_BIN));
+        argv.push_back(const_cast<char*>(program));
         for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
-        ::execv(GPUSORT_FILE_BIN, argv.data());
+        ::execv(program, argv.data());
         ::_exit(127);
     }
     std::string seen;
@@ -486,6 +487,23 @@ TEST_F(Pipeline, RefusesToWriteRecordsToATerminal) {
     const std::string seen = run_on_terminal({"--backend", "cpu", dir / "in", "-"}, status);
     EXPECT_EQ(status, 1) << seen;
     EXPECT_NE(seen.find("gpusort-file: refusing to write binary records to a terminal"), std::string::npos) << seen;
+}
+
+// gpusort-gen refuses binary data for a terminal as gpusort-file does; text lines it shows.
+TEST_F(Pipeline, GenRefusesToWriteBinaryRecordsToATerminal) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"--count", "10", "-"},
+                                                 std::vector<std::string>{"--format", "gensort", "--count", "10", "-"}}) {
+        int status = -1;
+        const std::string seen = run_on_terminal(args, status, GPUSORT_GEN_BIN);
+        EXPECT_EQ(status, 1) << args[1] << ": " << seen;
+        EXPECT_EQ(seen, "gpusort-gen: refusing to write binary records to a terminal: redirect standard output or name "
+                        "an OUTPUT file\r\n");
+    }
+    int status = -1;
+    const std::string seen = run_on_terminal({"--format", "gensort-text", "--count", "3", "-"}, status, GPUSORT_GEN_BIN);
+    EXPECT_EQ(status, 0) << seen;
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), '\n'), 3) << seen;  // three lines of 99 characters
+    EXPECT_EQ(seen.size(), 3u * 101) << seen;                            // and the terminal's "\r" before each "\n"
 }
 
 namespace {

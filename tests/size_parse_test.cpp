@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 using gpusort::parse_size;
+using gpusort::parse_whole_size;
 
 TEST(ParseSize, NumbersAndSuffixes) {
     EXPECT_EQ(parse_size("0"), 0u);
@@ -35,4 +36,15 @@ TEST(ParseSize, FractionsAreExact) {
     EXPECT_FALSE(parse_size("18000000000000000001").has_value());
     EXPECT_EQ(parse_size("16370000T"), 16370000ull << 40);
     EXPECT_FALSE(parse_size("16371000T").has_value());
+}
+
+TEST(ParseWholeSize, TakesWhatComesToWholeBytesOnly) {
+    EXPECT_EQ(parse_whole_size("100"), 100u);
+    EXPECT_EQ(parse_whole_size("2M"), 2ull << 20);
+    EXPECT_EQ(parse_whole_size("1.5K"), 1536u);
+    EXPECT_EQ(parse_whole_size("0.0009765625K"), 1u);  // 1/1024 of a KiB
+    EXPECT_EQ(parse_whole_size("2.50B"), std::nullopt);
+    EXPECT_EQ(parse_whole_size("2.0"), 2u);
+    for (const char* text : {"1.3", "0.5B", "0.999K", "1.00097656K", "0.4K", "abc", "", "-1"})
+        EXPECT_FALSE(parse_whole_size(text).has_value()) << text;
 }

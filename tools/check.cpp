@@ -12,11 +12,12 @@
 #include "src/verify/file_verifier.hpp"
 
 #include <boost/program_options.hpp>
-#include <cerrno>
+#include <algorithm>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace po = boost::program_options;
 using namespace gpusort;
@@ -27,8 +28,7 @@ namespace {
 // a file that does not hold whole records is an error.
 void read_records(const std::string& path, RecordVerifier& verifier) {
     const bool standard_input = path == "-";
-    const io::File file = standard_input ? io::File(::dup(STDIN_FILENO), "standard input") : io::File::open_read(path);
-    if (!file.is_open()) io::throw_errno("cannot read", "standard input", errno);
+    const io::File file = standard_input ? io::File::duplicate(STDIN_FILENO, "standard input") : io::File::open_read(path);
     const Compression compression = standard_input ? Compression::none : compression_of(path);
     const std::uint64_t bytes = verify_file({file, file.path(), compression}, verifier);
     if (bytes % verifier.record_size() != 0)
@@ -37,9 +37,17 @@ void read_records(const std::string& path, RecordVerifier& verifier) {
                                  ", not a multiple of the record size " + std::to_string(verifier.record_size()));
 }
 
-}  // namespace
+// How the first record out of order differs from the one before it, under `spec`: smaller in an
+// ascending order, larger in a descending one; with fields of both directions, before it.
+std::string violation(const KeySpec& spec) {
+    auto descending = [](const KeyField& field) { return field.descending; };
+    if (std::all_of(spec.fields.begin(), spec.fields.end(), descending)) return "is larger than the one before it";
+    if (std::none_of(spec.fields.begin(), spec.fields.end(), descending)) return "is smaller than the one before it";
+    return "belongs before the one before it (by the key fields and their directions)";
+}
 
-int main(int argc, char** argv) {
+// The options that --help lists.
+po::options_description visible_options() {
     po::options_description visible(
         "Usage: gpusort-check [--type T | --key SPEC... | --format gensort] [--record-size N] [--descending]\n"
         "                     [--input ORIGINAL] FILE\n"
@@ -48,63 +56,88 @@ int main(int argc, char** argv) {
         "\nOptions");
     add_key_options(visible);
     visible.add_options()
-        ("input", po::value<std::string>(), "ORIGINAL: FILE must hold exactly its records")
-        ("help,h", "show this help");
-    po::options_description all;
-    all.add(visible).add_options()("file", po::value<std::string>());
-    po::positional_options_description positional;
-    positional.add("file", 1);
-    try {
-        po::variables_map vm;
-        try {
-            const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
-            refuse_options_as_values(parsed);
-            po::store(parsed, vm);
-        } catch (const po::too_many_positional_options_error&) {
-            throw std::invalid_argument("too many operands: expected one FILE (see --help)");
-        }
-        po::notify(vm);
-        if (vm.count("help")) {
-            std::cout << visible
-                      << "\nExit status: 0 in order (and the same records); 1 not (the first record out of order, or\n"
-                         "what differs, is printed); 2 a bad command line or a file that cannot be read.\n"
-                         "\nExamples:\n"
-                         "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n";
-            return 0;
-        }
-        if (!vm.count("file")) throw std::invalid_argument("expected FILE");
-        const KeySpec spec = parse_key_options(vm).spec();
-        const std::size_t record_size = spec.record_size;
-        const std::string path = vm["file"].as<std::string>();
+        ("input", po::value<std::string>()->value_name("ORIGINAL"), "FILE must hold exactly the records of ORIGINAL")
+        ("help,h", "show this help")
+        ("version", "show the version");
+    return visible;
+}
 
-        RecordVerifier sorted(spec, false);
-        read_records(path, sorted);
-        if (const auto first_bad = sorted.first_out_of_order()) {
-            std::cout << "gpusort-check: " << io::input_shown(path) << " is not in order: record " << *first_bad
-                      << " (counted from 0; at byte " << *first_bad * record_size
-                      << ") is smaller than the one before it\n";
+// The --help text, laid out for help2man (see src/cli/option_values.hpp).
+std::string help_text(const po::options_description& visible) {
+    return options_help(visible) +
+           "\nExit status:\n"
+           "  0  in order (and the same records)\n"
+           "  1  not (the first record out of order, or what differs, is printed)\n"
+           "  2  a bad command line or a file that cannot be read\n"
+           "\nExamples:\n"
+           "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n";
+}
+
+// The options and FILE; throws std::invalid_argument for a malformed command line.
+po::variables_map parse_command_line(int argc, char** argv, const po::options_description& visible,
+                                     std::vector<std::string>& words) {
+    po::options_description all;
+    po::positional_options_description positional;
+    all.add(visible);
+    add_operands(all, positional);
+    po::variables_map vm;
+    const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
+    refuse_options_as_values(parsed);
+    po::store(parsed, vm);
+    po::notify(vm);
+    words = operands(vm, 1, "too many operands: expected one FILE (see --help)");
+    return vm;
+}
+
+// Checks FILE (and, with --input, against ORIGINAL), printing the verdict; returns the exit status.
+int check(const po::variables_map& vm, const std::string& path) {
+    const KeySpec spec = parse_key_options(vm).spec();
+    RecordVerifier sorted(spec, false);
+    read_records(path, sorted);
+    if (const auto first_bad = sorted.first_out_of_order()) {
+        std::cout << "gpusort-check: " << io::input_shown(path) << " is not in order: record " << *first_bad
+                  << " (counted from 0; at byte " << *first_bad * spec.record_size << ") " << violation(spec) << "\n";
+        return 1;
+    }
+    if (vm.count("input")) {
+        const std::string original = vm["input"].as<std::string>();
+        RecordVerifier original_records(spec.record_size);
+        read_records(original, original_records);
+        if (original_records.records() != sorted.records()) {
+            std::cout << "gpusort-check: " << io::input_shown(path) << " has " << sorted.records() << " records, "
+                      << io::input_shown(original) << " has " << original_records.records() << "\n";
             return 1;
         }
-        if (vm.count("input")) {
-            const std::string original = vm["input"].as<std::string>();
-            RecordVerifier original_records(record_size);
-            read_records(original, original_records);
-            if (original_records.records() != sorted.records()) {
-                std::cout << "gpusort-check: " << io::input_shown(path) << " has " << sorted.records() << " records, "
-                          << io::input_shown(original) << " has " << original_records.records() << "\n";
-                return 1;
-            }
-            if (!(original_records.checksum() == sorted.checksum())) {
-                std::cout << "gpusort-check: " << io::input_shown(path) << " does not hold the same records as " << io::input_shown(original)
-                          << " (checksums differ)\n";
-                return 1;
-            }
+        if (!(original_records.checksum() == sorted.checksum())) {
+            std::cout << "gpusort-check: " << io::input_shown(path) << " does not hold the same records as "
+                      << io::input_shown(original) << " (checksums differ)\n";
+            return 1;
         }
-        std::cout << "ok: " << sorted.records() << " records in order" << (vm.count("input") ? ", same records as the input" : "")
-                  << "\n";
+    }
+    std::cout << "ok: " << sorted.records() << " records in order" << (vm.count("input") ? ", same records as the input" : "")
+              << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const po::options_description visible = visible_options();
+        std::vector<std::string> words;
+        const po::variables_map vm = parse_command_line(argc, argv, visible, words);
+        if (vm.count("help")) {
+            std::cout << help_text(visible);
+            return 0;
+        }
+        if (vm.count("version")) {
+            std::cout << "gpusort-check " << GPUSORT_VERSION << "\n";
+            return 0;
+        }
+        if (words.empty()) throw std::invalid_argument("expected FILE");
+        return check(vm, words[0]);
     } catch (const std::exception& e) {
         std::cerr << "gpusort-check: " << e.what() << "\n";
         return 2;
     }
-    return 0;
 }

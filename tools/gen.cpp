@@ -14,7 +14,6 @@
 
 #include <boost/program_options.hpp>
 #include <cerrno>
-#include <fcntl.h>
 #include <iostream>
 #include <string>
 #include <unistd.h>
@@ -35,14 +34,24 @@ void write_all(int fd, const std::string& name, std::span<const std::byte> data)
     }
 }
 
+// The names of the distributions, for --help and errors: "uniform sorted ...".
+std::string distribution_list() {
+    std::string list;
+    for (const gen::Distribution d : gen::kAllDistributions) list += std::string(list.empty() ? "" : " ") + gen::distribution_name(d);
+    return list;
+}
+
 // The data that the options ask for: --count records, or as many whole records as --size bytes hold.
 gen::DataSpec data_spec_of(const po::variables_map& vm) {
     gen::DataSpec spec;
     auto type = parse_key_type(vm["type"].as<std::string>());
-    if (!type) throw std::invalid_argument("unknown --type '" + vm["type"].as<std::string>() + "'");
+    if (!type)
+        throw std::invalid_argument("unknown --type '" + vm["type"].as<std::string>() + "' (one of: " + key_type_list() + ")");
     spec.keys.type = *type;
     auto distribution = gen::parse_distribution(vm["dist"].as<std::string>());
-    if (!distribution) throw std::invalid_argument("unknown --dist '" + vm["dist"].as<std::string>() + "'");
+    if (!distribution)
+        throw std::invalid_argument("unknown --dist '" + vm["dist"].as<std::string>() + "' (one of: " + distribution_list() +
+                                    ")");
     spec.keys.distribution = *distribution;
     spec.keys.seed = vm["seed"].as<std::uint64_t>();
     spec.keys.special = vm.count("special") > 0;
@@ -95,72 +104,100 @@ void write_output(const gen::DataSpec& spec, const std::string& output) {
         file.commit(false);  // not flushed to disk: the same seed makes the same data again
         return;
     }
+    // Binary data are not shown on a terminal, as gpusort-file does not show them; text lines are.
+    if (output == "-" && spec.format != gen::RecordFormat::gensort_text && io::is_terminal(STDOUT_FILENO))
+        throw std::runtime_error("refusing to write binary records to a terminal: redirect standard output or name an "
+                                 "OUTPUT file");
     io::File device;
-    if (output != "-") {
-        const int fd = ::open(output.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) io::throw_errno("cannot write", output, errno);
-        device = io::File(fd, output);
-    }
+    if (output != "-") device = io::File::open_write(output);
     const int fd = output == "-" ? STDOUT_FILENO : device.fd();
     const std::string name = output == "-" ? "standard output" : output;
     write_records(spec, [&](std::uint64_t, std::span<const std::byte> data) { write_all(fd, name, data); });
     if (device.is_open()) device.close();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The options that --help lists.
+po::options_description visible_options() {
     po::options_description visible(
         "Usage: gpusort-gen [--type T | --format gensort|gensort-text] (--count N | --size BYTES) [OPTIONS] OUTPUT\n"
         "Writes test data to OUTPUT (- for standard output). A file appears at OUTPUT only once it is complete.\n"
         "\nOptions");
     visible.add_options()
-        ("type", po::value<std::string>()->default_value("u64"), "key type: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64")
-        ("format", po::value<std::string>(),
-         "gensort: 100-byte records with a 10-byte binary key (see tools/gen/gensort_records.hpp for the layout); "
-         "gensort-text: the same records as 100-byte text lines (the key as 20 hex digits, a space, the index "
-         "as 20 decimal digits, a space, 57 letters, '\\n'), for line sorters such as LC_ALL=C sort")
-        ("count", po::value<std::string>(), "number of records (suffixes K, M, G, T: powers of 1024)")
-        ("size", po::value<std::string>(), "bytes of data instead of --count: as many whole records as fit (suffixes as --count)")
-        ("dist", po::value<std::string>()->default_value("uniform"),
-         "uniform, sorted, reversed, equal, few-unique, nearly-sorted, zipf, normal")
-        ("seed", po::value<std::uint64_t>()->default_value(1), "random seed; the same seed gives the same bytes")
+        ("type", po::value<std::string>()->value_name("T")->default_value("u64"), ("key type: " + key_type_list()).c_str())
+        ("format", po::value<std::string>()->value_name("NAME"),
+         "gensort: 100-byte records with a 10-byte binary key: bytes 0-7 the key big-endian (so that memcmp "
+         "order is the key order), 8-9 random (zero with --dist equal or few-unique), 10-17 the record's index (little-endian), 18-99 printable "
+         "characters made from the index; gensort-text: the same records as 100-byte text lines (the key as "
+         "20 hex digits, a space, the index as 20 decimal digits, a space, 57 letters, '\\n'), for line sorters "
+         "such as LC_ALL=C sort")
+        ("count", po::value<std::string>()->value_name("N"), "number of records (suffixes K, M, G, T: powers of 1024)")
+        ("size", po::value<std::string>()->value_name("BYTES"), "bytes of data instead of --count: as many whole records as fit (suffixes as --count)")
+        ("dist", po::value<std::string>()->value_name("NAME")->default_value("uniform"), ("key distribution: " + distribution_list()).c_str())
+        ("seed", po::value<std::uint64_t>()->value_name("N")->default_value(1), "random seed; the same seed gives the same bytes")
         ("special", "floats: about one key in eight is NaN, -NaN, +-inf, +-0, a denormal or -1")
-        ("help,h", "show this help");
-    po::options_description all;
-    all.add(visible).add_options()("output", po::value<std::string>());
-    po::positional_options_description positional;
-    positional.add("output", 1);
+        ("help,h", "show this help")
+        ("version", "show the version");
+    return visible;
+}
+
+// The --help text, laid out for help2man (see src/cli/option_values.hpp).
+std::string help_text(const po::options_description& visible) {
+    return options_help(visible) +
+           "\nExit status:\n"
+           "  0  written (or --help, --version shown)\n"
+           "  1  an error while writing (such as a full disk)\n"
+           "  2  a bad command line\n"
+           "\nExamples:\n"
+           "  gpusort-gen --size 1G keys.bin                        1 GiB of random u64 keys\n"
+           "  gpusort-gen --format gensort --count 10M records.dat  10M Sort Benchmark records\n";
+}
+
+// What gpusort-gen is asked to do: the data and OUTPUT, or only the help or the version shown.
+struct Command {
     gen::DataSpec spec;
     std::string output;
+    std::string shown;  // the text of --help or --version, when one was asked for
+};
+
+Command parse_command_line(int argc, char** argv) {
+    const po::options_description visible = visible_options();
+    po::options_description all;
+    po::positional_options_description positional;
+    all.add(visible);
+    add_operands(all, positional);
+    po::variables_map vm;
+    const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
+    refuse_options_as_values(parsed);
+    po::store(parsed, vm);
+    po::notify(vm);
+    const std::vector<std::string> words = operands(vm, 1, "too many operands: expected one OUTPUT (see --help)");
+    Command command;
+    if (vm.count("help")) command.shown = help_text(visible);
+    else if (vm.count("version")) command.shown = std::string("gpusort-gen ") + GPUSORT_VERSION + "\n";
+    if (!command.shown.empty()) return command;
+    if (words.empty()) throw std::invalid_argument("expected OUTPUT (a file, or - for standard output)");
+    command.spec = data_spec_of(vm);
+    command.output = words[0];
+    return command;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Command command;
     try {
         io::install_signal_cleanup();
-        po::variables_map vm;
-        try {
-            const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
-            refuse_options_as_values(parsed);
-            po::store(parsed, vm);
-        } catch (const po::too_many_positional_options_error&) {
-            throw std::invalid_argument("too many operands: expected one OUTPUT (see --help)");
-        }
-        po::notify(vm);
-        if (vm.count("help")) {
-            std::cout << visible
-                      << "\nExit status: 0 written; 1 an error while writing (such as a full disk); 2 a bad command line.\n"
-                         "\nExamples:\n"
-                         "  gpusort-gen --size 1G keys.bin                        1 GiB of random u64 keys\n"
-                         "  gpusort-gen --format gensort --count 10M records.dat  10M Sort Benchmark records\n";
-            return 0;
-        }
-        if (!vm.count("output")) throw std::invalid_argument("expected OUTPUT (a file, or - for standard output)");
-        spec = data_spec_of(vm);
-        output = vm["output"].as<std::string>();
+        command = parse_command_line(argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "gpusort-gen: " << e.what() << "\n";
         return 2;
     }
+    if (!command.shown.empty()) {
+        std::cout << command.shown;
+        return 0;
+    }
     try {
-        write_output(spec, output);
+        write_output(command.spec, command.output);
     } catch (const std::exception& e) {
         std::cerr << "gpusort-gen: " << e.what() << "\n";
         return 1;

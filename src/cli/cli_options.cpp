@@ -60,41 +60,68 @@ std::string merge_phases_json(const MergeTimes& m) {
     return out.str();
 }
 
-CliCommand parse_command_line(const std::vector<std::string>& args) {
+namespace {
+
+// The options of gpusort-file that --help lists, the key options first.
+po::options_description visible_options() {
     po::options_description visible(
         "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
-        "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT.\n\nOptions");
+        "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT.\n"
+        "\n"
+        "INPUT and OUTPUT may be - for standard input and output. A name ending in .gz, .bz2, .xz or .zst\n"
+        "is read or written compressed. A file appears at OUTPUT only once it is complete.\n"
+        "\nOptions");
     add_key_options(visible);
     visible.add_options()
         ("stable", "records with equal keys keep their input order (every sort of gpusort-file is stable)")
         ("unique", "of each group of records with equal keys keep only the first (in input order)")
-        ("backend", po::value<std::string>()->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
-        ("device", po::value<int>()->default_value(0), "which GPU to use")
-        ("device-memory", po::value<std::string>(), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
-        ("memory", po::value<std::string>(), "host memory budget, e.g. 512M, 8G (default: half of the free memory)")
-        ("threads", po::value<std::string>(), "host threads, 1 to 1024 (default: all CPUs)")
-        ("tmp-dir", po::value<std::string>(), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
-        ("spill-io", po::value<std::string>()->default_value("auto"), "how runs spilled to --tmp-dir are written and read: buffered (through the page cache), direct (bypassing it), or auto (direct when the page cache could not hold the runs beside the output)")
-        ("input-io", po::value<std::string>()->default_value("auto"), "how INPUT is read: buffered (through the page cache, or its map), direct (bypassing it, in large requests, many in flight), or auto (direct when less than half of INPUT is cached, or it is larger than the memory the cache may take)")
-        ("output-io", po::value<std::string>()->default_value("auto"), "how OUTPUT is written: buffered, direct, or auto (direct when OUTPUT is larger than the memory the page cache may take)")
+        ("backend", po::value<std::string>()->value_name("NAME")->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
+        ("device", po::value<int>()->value_name("N")->default_value(0), "which GPU to use")
+        ("device-memory", po::value<std::string>()->value_name("SIZE"), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
+        ("memory", po::value<std::string>()->value_name("SIZE"), "host memory budget, e.g. 512M, 8G (default: half of the free memory)")
+        ("threads", po::value<std::string>()->value_name("N"), "host threads, 1 to 1024 (default: all CPUs)")
+        ("tmp-dir", po::value<std::string>()->value_name("DIR"), "folder for sorted runs when the data exceed --memory (default: OUTPUT's folder)")
+        ("spill-io", po::value<std::string>()->value_name("MODE")->default_value("auto"), "how runs spilled to --tmp-dir are written and read: buffered (through the page cache), direct (bypassing it), or auto (direct when the page cache could not hold the runs beside the output)")
+        ("input-io", po::value<std::string>()->value_name("MODE")->default_value("auto"), "how INPUT is read: buffered (through the page cache, or its map), direct (bypassing it, in large requests, many in flight), or auto (direct when less than half of INPUT is cached, or it is larger than the memory the cache may take)")
+        ("output-io", po::value<std::string>()->value_name("MODE")->default_value("auto"), "how OUTPUT is written: buffered, direct, or auto (direct when OUTPUT is larger than the memory the page cache may take)")
         ("sync", "flush the output to disk before it is renamed into place (always done when OUTPUT is INPUT)")
-        ("input-compression", po::value<std::string>(), "read INPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdin: none)")
-        ("output-compression", po::value<std::string>(), "write OUTPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdout: none)")
-        ("compression-level", po::value<int>(), "compression level of OUTPUT (default: the format's own: gz 6, bz2 9, xz 6, zst 3)")
+        ("input-compression", po::value<std::string>()->value_name("FORMAT"), "read INPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdin: none)")
+        ("output-compression", po::value<std::string>()->value_name("FORMAT"), "write OUTPUT as none, gz, bz2, xz or zst (default: by its name's ending; stdout: none)")
+        ("compression-level", po::value<int>()->value_name("N"), "compression level of OUTPUT (default: the format's own: gz 6, bz2 9, xz 6, zst 3)")
         ("verify", "re-read the output and check its order and that it holds the input's records; on a mismatch it is not kept")
         ("progress", "show a progress line on stderr (default: when stderr is a terminal)")
         ("quiet,q", "print nothing but errors (no progress line)")
-        ("stats", po::value<std::string>(), "write a JSON report to FILE ('-' for stderr)")
+        ("stats", po::value<std::string>()->value_name("FILE"), "write a JSON report to FILE ('-' for stderr)")
         ("plan", "print what the sort will take (runs, passes, memory, disk, device) and exit without sorting; with --stats - as JSON")
         ("help,h", "show this help")
         ("version", "show the version");
-    po::options_description hidden;
-    hidden.add_options()("input", po::value<std::string>())("output", po::value<std::string>());
-    po::options_description all;
-    all.add(visible).add(hidden);
-    po::positional_options_description positional;
-    positional.add("input", 1).add("output", 1);
+    return visible;
+}
 
+// The --help text: the options, the exit statuses and examples (laid out for help2man, which
+// makes the manual page from it: see option_values.hpp).
+std::string help_text(const po::options_description& visible) {
+    return options_help(visible) +
+           "\nExit status:\n"
+           "  0  sorted (or --help, --version, --plan shown)\n"
+           "  1  the sort failed (OUTPUT was not created, an existing OUTPUT is unchanged)\n"
+           "  2  a bad command line\n"
+           "\nExamples:\n"
+           "  gpusort-file keys.bin sorted.bin                        u64 keys, ascending\n"
+           "  gpusort-file --type f32 --descending in.f32 out.f32     floats, largest first\n"
+           "  gpusort-file --format gensort --memory 8G in out        Sort Benchmark records, 8 GiB of memory\n"
+           "  zstd -dc dump.zst | gpusort-file --key 8:u32 --record-size 16 - sorted.zst\n"
+           "                                                          16-byte records by the u32 at byte 8,\n"
+           "                                                          from a pipe into a compressed file\n";
+}
+
+// The words of the command line as Boost.Program_options reads them, with its errors turned into
+// one-line messages of ours; an option's value that looks like an option is refused first.
+po::variables_map parse_words(const std::vector<std::string>& args, const po::options_description& visible) {
+    po::options_description all;
+    po::positional_options_description positional;
+    all.add(visible);
+    add_operands(all, positional);
     po::variables_map vm;
     try {
         const auto parsed = po::command_line_parser(args).options(all).positional(positional).run();
@@ -109,45 +136,22 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         if (std::any_of(args.begin(), args.end(), has_percent))
             throw std::invalid_argument("malformed option '" + e.get_option_name() + "' or its value (see --help)");
         throw std::invalid_argument(std::string(e.what()) + " (see --help)");
-    } catch (const po::too_many_positional_options_error&) {
-        throw std::invalid_argument("too many operands: expected INPUT and OUTPUT (see --help)");
     } catch (const po::error& e) {
         throw std::invalid_argument(std::string(e.what()) + " (see --help)");
     }
+    return vm;
+}
 
-    CliCommand command;
-    if (vm.count("help")) {
-        std::ostringstream text;
-        text << visible
-             << "\nINPUT and OUTPUT may be - for standard input and output. A name ending in .gz, .bz2, .xz or .zst\n"
-                "is read or written compressed. A file appears at OUTPUT only once it is complete.\n"
-                "\nExit status: 0 sorted (or --help, --version, --plan shown); 1 the sort failed (OUTPUT was not\n"
-                "created, an existing OUTPUT is unchanged); 2 a bad command line.\n"
-                "\nExamples:\n"
-                "  gpusort-file keys.bin sorted.bin                        u64 keys, ascending\n"
-                "  gpusort-file --type f32 --descending in.f32 out.f32     floats, largest first\n"
-                "  gpusort-file --format gensort --memory 8G in out        Sort Benchmark records, 8 GiB of memory\n"
-                "  zstd -dc dump.zst | gpusort-file --key 8:u32 --record-size 16 - sorted.zst\n";
-        command.action = CliCommand::Action::help;
-        command.help_text = text.str();
-        return command;
-    }
-    if (vm.count("version")) {
-        command.action = CliCommand::Action::version;
-        return command;
-    }
-    // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
-    const KeyOptions key = parse_key_options(vm);
-    if (!vm.count("input")) throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
-    if (!vm.count("output"))
-        throw std::invalid_argument("expected INPUT and OUTPUT, got only '" + vm["input"].as<std::string>() + "' (see --help)");
+// INPUT and OUTPUT, both required.
+void read_operands(const std::vector<std::string>& words, SortOptions& sort) {
+    if (words.empty()) throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
+    if (words.size() == 1) throw std::invalid_argument("expected INPUT and OUTPUT, got only '" + words[0] + "' (see --help)");
+    sort.input = words[0];
+    sort.output = words[1];
+}
 
-    SortOptions& sort = command.sort;
-    sort.input = vm["input"].as<std::string>();
-    sort.output = vm["output"].as<std::string>();
-    sort.order = key.order;
-    sort.records = key.records;
-    sort.unique = vm.count("unique") > 0;
+// --memory, --threads, --backend, --device and --device-memory.
+void read_budgets(const po::variables_map& vm, SortOptions& sort) {
     if (vm.count("memory")) {
         sort.memory_bytes = size_option(vm, "memory");
         if (*sort.memory_bytes < kMinMemoryBudget)
@@ -171,11 +175,11 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         if (*sort.device_memory_bytes < kMinMemoryBudget)
             throw std::invalid_argument("--device-memory: at least 1M is needed");
     }
-    if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
-    sort.spill_io = io_mode_option(vm, "spill-io");
-    sort.input_io = io_mode_option(vm, "input-io");
-    sort.output_io = io_mode_option(vm, "output-io");
-    sort.sync = vm.count("sync") > 0;
+}
+
+// --input-compression, --output-compression and --compression-level, whose range is that of the
+// format in use.
+void read_compression(const po::variables_map& vm, SortOptions& sort) {
     auto compression = [&](const char* name) -> std::optional<Compression> {
         if (!vm.count(name)) return std::nullopt;
         try {
@@ -186,20 +190,33 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     };
     sort.input_compression = compression("input-compression");
     sort.output_compression = compression("output-compression");
-    if (vm.count("compression-level")) {
-        sort.compression_level = vm["compression-level"].as<int>();
-        // The range of the format in use; an uncompressed OUTPUT takes any level a format has.
-        const Compression format = sort.output_compression.value_or(compression_of(sort.output));
-        if (format == Compression::none && (sort.compression_level < 0 || sort.compression_level > 19))
-            throw std::invalid_argument("--compression-level: must be between 0 and 19 (OUTPUT is not compressed, "
-                                        "so the level has no effect)");
-        try {
-            io::StreamWriter::check_level(format, sort.compression_level);
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(std::string("--compression-level: ") + e.what());
-        }
+    if (!vm.count("compression-level")) return;
+    sort.compression_level = vm["compression-level"].as<int>();
+    // An uncompressed OUTPUT takes any level a format has.
+    const Compression format = sort.output_compression.value_or(compression_of(sort.output));
+    if (format == Compression::none && (sort.compression_level < 0 || sort.compression_level > 19))
+        throw std::invalid_argument("--compression-level: must be between 0 and 19 (OUTPUT is not compressed, "
+                                    "so the level has no effect)");
+    try {
+        io::StreamWriter::check_level(format, sort.compression_level);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--compression-level: ") + e.what());
     }
+}
+
+// What the sort does with its files: --tmp-dir, the I/O modes, --sync, compression, --verify.
+void read_file_options(const po::variables_map& vm, SortOptions& sort) {
+    if (vm.count("tmp-dir")) sort.tmp_dir = vm["tmp-dir"].as<std::string>();
+    sort.spill_io = io_mode_option(vm, "spill-io");
+    sort.input_io = io_mode_option(vm, "input-io");
+    sort.output_io = io_mode_option(vm, "output-io");
+    sort.sync = vm.count("sync") > 0;
+    read_compression(vm, sort);
     sort.verify = vm.count("verify") > 0;
+}
+
+// --quiet, --progress, --stats and --plan: what the program shows, beside the sort.
+void read_reporting(const po::variables_map& vm, CliCommand& command) {
     command.quiet = vm.count("quiet") > 0;
     if (vm.count("progress")) {
         if (command.quiet) throw std::invalid_argument("--progress and --quiet exclude each other");
@@ -207,6 +224,35 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     }
     if (vm.count("stats")) command.stats_path = vm["stats"].as<std::string>();
     if (vm.count("plan")) command.action = CliCommand::Action::plan;
+}
+
+}  // namespace
+
+CliCommand parse_command_line(const std::vector<std::string>& args) {
+    const po::options_description visible = visible_options();
+    const po::variables_map vm = parse_words(args, visible);
+    const std::vector<std::string> words =
+        operands(vm, 2, "too many operands: expected INPUT and OUTPUT (see --help)");
+    CliCommand command;
+    if (vm.count("help")) {
+        command.action = CliCommand::Action::help;
+        command.help_text = help_text(visible);
+        return command;
+    }
+    if (vm.count("version")) {
+        command.action = CliCommand::Action::version;
+        return command;
+    }
+    // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
+    const KeyOptions key = parse_key_options(vm);
+    SortOptions& sort = command.sort;
+    read_operands(words, sort);
+    sort.order = key.order;
+    sort.records = key.records;
+    sort.unique = vm.count("unique") > 0;
+    read_budgets(vm, sort);
+    read_file_options(vm, sort);
+    read_reporting(vm, command);
     return command;
 }
 

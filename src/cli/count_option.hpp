@@ -1,5 +1,5 @@
 // A whole number from the digits of an option's value (Boost.Program_options), shared by the
-// options of gpusort-file and the key options: "-1" is refused (Boost would read it into an
+// options of gpusort-file (--threads): "-1" is refused (Boost would read it into an
 // unsigned type as its largest value), as is a number too large for T.
 #pragma once
 

@@ -2,6 +2,7 @@
 // failure ends in one line on stderr that starts with "gpusort-file: " and a non-zero exit status
 // (2: bad command line, 1: failed sort); SIGINT, SIGTERM and SIGHUP end it by that signal, after
 // removing any named temp file.
+#include "io/file.hpp"
 #include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
         command.sort.notice = [](const std::string& text) { std::cerr << "gpusort-file: note: " << text << "\n"; };
     ProgressCounters counters;
     std::unique_ptr<ProgressLine> progress;
-    if (command.action == CliCommand::Action::sort && command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) {
+    if (command.action == CliCommand::Action::sort && command.progress.value_or(!command.quiet && io::is_terminal(STDERR_FILENO))) {
         try {
             progress = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
             command.sort.progress = &counters;

@@ -2,13 +2,23 @@
 // ("--stats FILE") may not look like an option. Boost.Program_options takes "--record-size=16" as
 // the value of "--stats --record-size=16", since no option is named "record-size=16": the record
 // size would be lost without a word. "--stats=--odd-name" still names such a file, as does "-".
+// So that this check comes first, the operands (the words that are neither options nor values)
+// are taken however many there are and counted only after it: in "--stats --type u32 IN OUT"
+// the missing value is the error, not the three operands that Boost would see. Also the layout of
+// the options in --help, shared by the programs.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
+#include <boost/program_options/positional_options.hpp>
+#include <boost/program_options/variables_map.hpp>
 
+#include <cstddef>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpusort {
 
@@ -29,6 +39,35 @@ inline void refuse_options_as_values(const boost::program_options::parsed_option
             if (looks_like_option(option.original_tokens[i]))
                 throw value_is_an_option("--" + option.string_key, option.original_tokens[i]);
     }
+}
+
+// The options of `options` as --help lists them: Boost's layout with one more space before the
+// descriptions, so that even the longest option is two spaces from its description, which is how
+// help2man (the manual pages) tells one from the other.
+inline std::string options_help(const boost::program_options::options_description& options) {
+    std::ostringstream text;
+    options.print(text, options.get_option_column_width() + 1);
+    return text.str();
+}
+
+// The hidden option that takes every operand.
+inline constexpr const char* kOperands = "operands";
+
+// Adds the hidden option that takes the operands, any number of them, to `options` and `positional`.
+inline void add_operands(boost::program_options::options_description& options,
+                         boost::program_options::positional_options_description& positional) {
+    options.add_options()(kOperands, boost::program_options::value<std::vector<std::string>>());
+    positional.add(kOperands, -1);
+}
+
+// The operands stored in `vm` (none when none was given). More than `most` is an error whose
+// message is `too_many`.
+inline std::vector<std::string> operands(const boost::program_options::variables_map& vm, std::size_t most,
+                                         const std::string& too_many) {
+    std::vector<std::string> words;
+    if (vm.count(kOperands)) words = vm[kOperands].as<std::vector<std::string>>();
+    if (words.size() > most) throw std::invalid_argument(too_many);
+    return words;
 }
 
 }  // namespace gpusort

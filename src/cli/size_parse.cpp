@@ -18,9 +18,8 @@ std::string_view leading_digits(std::string_view text) {
     return text.substr(0, n);
 }
 
-}  // namespace
-
-std::optional<std::uint64_t> parse_size(std::string_view text) {
+// The size `text` gives, floor(number * unit); `exact` says whether nothing was cut off.
+std::optional<std::uint64_t> parse(std::string_view text, bool& exact) {
     const std::string_view whole = leading_digits(text);
     std::size_t i = whole.size();
     std::string_view fraction;
@@ -42,9 +41,15 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
     }
     const std::uint64_t unit = std::uint64_t{1} << (10 * power);
     // floor(0.fraction * unit): the fraction's digits times the unit, carried from the last one on.
+    // The result is whole exactly when no step leaves a remainder (once a step is not whole, the
+    // next ones cannot be).
     std::uint64_t fraction_bytes = 0;
-    for (auto d = fraction.rbegin(); d != fraction.rend(); ++d)
-        fraction_bytes = (static_cast<std::uint64_t>(*d - '0') * unit + fraction_bytes) / 10;
+    exact = true;
+    for (auto d = fraction.rbegin(); d != fraction.rend(); ++d) {
+        const std::uint64_t tenfold = static_cast<std::uint64_t>(*d - '0') * unit + fraction_bytes;
+        exact = exact && tenfold % 10 == 0;
+        fraction_bytes = tenfold / 10;
+    }
     std::uint64_t number = 0;
     for (char c : whole) {
         const auto digit = static_cast<std::uint64_t>(c - '0');
@@ -53,6 +58,20 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
     }
     if (number > (kLargestSize - fraction_bytes) / unit) return std::nullopt;
     return number * unit + fraction_bytes;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+    bool exact = true;
+    return parse(text, exact);
+}
+
+std::optional<std::uint64_t> parse_whole_size(std::string_view text) {
+    bool exact = true;
+    const std::optional<std::uint64_t> size = parse(text, exact);
+    if (!exact) return std::nullopt;
+    return size;
 }
 
 }  // namespace gpusort

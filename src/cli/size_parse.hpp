@@ -8,6 +8,9 @@
 
 namespace gpusort {
 
+// The bytes `text` gives, rounded down ("0.5K" is 512, "1.3" is 1); nullopt when it is not a size.
 std::optional<std::uint64_t> parse_size(std::string_view text);
+// The same where the bytes must be whole: "1.5K" is 1536, "1.3" is refused (nullopt).
+std::optional<std::uint64_t> parse_whole_size(std::string_view text);
 
 }  // namespace gpusort

@@ -6,9 +6,7 @@
 #include "io/parallel_io.hpp"
 #include "gpusort/sort_file.hpp"
 
-#include <cerrno>
 #include <stdexcept>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpusort {
@@ -25,11 +23,10 @@ SortInput::SortInput(const InputOptions& options)
     compression_ = options.compression.value_or(compression_of(options.path));
     if (options.path != "-") {
         file_ = io::File::open_read(options.path);
-        struct stat st {};
-        if (::fstat(file_.fd(), &st) != 0) io::throw_errno("cannot stat", options.path, errno);
-        if (S_ISREG(st.st_mode)) {
-            size_ = static_cast<std::uint64_t>(st.st_size);
-            modified_ = st.st_mtim;
+        const io::FileStatus status = file_.status();
+        if (status.regular) {
+            size_ = status.size;
+            modified_ = status.modified;
             regular_ = true;
             if (compression_ == Compression::none) return;
         }
@@ -96,10 +93,8 @@ void SortInput::add_to_checksum(std::span<const std::byte> bytes) {
 
 void SortInput::check_unchanged() const {
     if (!regular_) return;
-    struct stat st {};
-    if (::fstat(file_.fd(), &st) != 0) io::throw_errno("cannot stat", name_, errno);
-    if (static_cast<std::uint64_t>(st.st_size) != size_ || st.st_mtim.tv_sec != modified_.tv_sec ||
-        st.st_mtim.tv_nsec != modified_.tv_nsec)
+    const io::FileStatus now = file_.status();
+    if (now.size != size_ || now.modified.tv_sec != modified_.tv_sec || now.modified.tv_nsec != modified_.tv_nsec)
         throw SortError("'" + name_ + "' changed while it was being sorted (it was written to meanwhile)");
 }
 

@@ -7,10 +7,7 @@
 #include "io/syscalls.hpp"
 #include "gpusort/sort_file.hpp"
 
-#include <cerrno>
-#include <fcntl.h>
 #include <stdexcept>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpusort {
@@ -47,18 +44,12 @@ namespace {
 // The written pages of OUTPUT's map are released in pieces of this size.
 constexpr std::uint64_t kReleasePieceBytes = std::uint64_t{256} << 20;
 
-// A pipe, device or socket at `path`: written in place (it cannot be replaced by a rename).
-bool is_device(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-}
-
 }  // namespace
 
 OutputShape output_shape(const std::string& path, std::optional<Compression> compression) {
     OutputShape shape;
     shape.compression = compression.value_or(compression_of(path));
-    const bool file = path != "-" && !is_device(path);
+    const bool file = path != "-" && !io::is_device(path);  // a device is written in place
     shape.sequential = !file || shape.compression != Compression::none;
     if (file) shape.folder = io::parent_folder(io::follow_links(path));
     return shape;
@@ -71,27 +62,21 @@ OutputTarget::OutputTarget(const OutputOptions& options)
     compression_ = options.region ? Compression::none : options.compression.value_or(compression_of(options.path));
     int fd = -1;
     if (options.region) {
-        // A descriptor of its own, closed with the target.
-        const int own = ::fcntl(options.region->fd, F_DUPFD_CLOEXEC, 0);
-        if (own < 0) io::throw_errno("cannot write", options.path, errno);
-        region_ = io::File(own, options.path);
+        region_ = io::File::duplicate(options.region->fd, options.path);  // closed with the target
         region_offset_ = options.region->offset;
     } else if (options.path == "-") {
         fd = STDOUT_FILENO;
     } else {
-        if (is_device(options.path)) {
+        if (io::is_device(options.path)) {
             // A pipe, device or socket: written in place (it cannot be replaced by a rename).
-            const int device =
-                io::sys::retry_interrupted([&] { return io::sys::open(options.path.c_str(), O_WRONLY | O_CLOEXEC); });
-            if (device < 0) io::throw_errno("cannot write", options.path, errno);
-            device_ = io::File(device, options.path);
-            fd = device;
+            device_ = io::File::open_write(options.path);
+            fd = device_.fd();
         } else {
             atomic_ = std::make_unique<io::AtomicOutputFile>(options.path);
             if (compression_ != Compression::none) fd = atomic_->file().fd();
         }
     }
-    if (fd == STDOUT_FILENO && ::isatty(fd))
+    if (fd == STDOUT_FILENO && io::is_terminal(fd))
         throw SortError("refusing to write binary records to a terminal: redirect standard output or name an OUTPUT file");
     if (fd >= 0) {
         writer_ = std::make_unique<io::StreamWriter>(fd, name_, compression_, std::max(1u, options.threads),

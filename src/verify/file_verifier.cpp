@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <stdexcept>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpusort {
@@ -40,9 +39,7 @@ std::uint64_t verify_file(const VerifiedFile& source, RecordVerifier& verifier, 
         verifier.add(std::span(data, n));
         if (progress) progress->add(n);
     };
-    struct stat st {};
-    if (::fstat(source.file.fd(), &st) != 0) io::throw_errno("cannot read", source.name, errno);
-    const bool regular = S_ISREG(st.st_mode);  // else a pipe or device: read front to back
+    const bool regular = source.file.is_regular();  // else a pipe or device: read front to back
     if (source.compression == Compression::none && regular) {
         const std::uint64_t first = source.part ? source.part->first : 0;
         const std::uint64_t size = source.part ? source.part->second : source.file.size();
@@ -56,9 +53,8 @@ std::uint64_t verify_file(const VerifiedFile& source, RecordVerifier& verifier, 
         }
         return size;
     }
-    const int fd = ::dup(source.file.fd());
-    if (fd < 0) io::throw_errno("cannot read", source.name, errno);
-    const io::File second(fd, source.name);  // closes it
+    const io::File second = io::File::duplicate(source.file.fd(), source.name);  // the reader's own
+    const int fd = second.fd();
     if (regular && io::sys::lseek(fd, 0, SEEK_SET) != 0) io::throw_errno("cannot read", source.name, errno);
     io::StreamReader reader(fd, source.name, source.compression, source.queue);
     io::HostBuffer block(block_bytes);

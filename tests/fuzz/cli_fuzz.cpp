@@ -6,6 +6,7 @@
 #include "fuzz_targets.hpp"
 
 #include "src/cli/cli_options.hpp"
+#include "src/cli/size_parse.hpp"
 
 #include <charconv>
 #include <optional>
@@ -133,7 +134,7 @@ void cli_target(Input data) {
                   std::to_string(sort.threads.value_or(0)));
     if (const auto size = value_word(words, "record-size")) {
         const std::size_t taken = sort.records ? sort.records->record_size : key_width(sort.order.type);
-        check(unsigned_number(*size) == taken,
+        check(parse_whole_size(*size) == taken,
               shown + ": --record-size=" + printable(*size) + " was taken as " + std::to_string(taken));
     }
 
