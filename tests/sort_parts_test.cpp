@@ -190,6 +190,116 @@ TEST(OutputRegion, PositionalWritesLandInTheRegion) {
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"host"}));
 }
 
+namespace {
+
+// One job of three processes sharing their runs: the keys' type and order, and the records of each
+// process's range and part.
+struct SharedRunsCase {
+    KeyType type;
+    bool descending;
+    std::vector<std::uint64_t> ranges, parts;
+    std::string name;
+    std::size_t width() const { return type == KeyType::u64 ? 8 : 4; }
+};
+
+// What each process came to: the memory of its runs and of its part, its runs' sizes as it handed
+// them to the gather, its report, and what it failed with ("" where it did not).
+struct SharedRunsResult {
+    explicit SharedRunsResult(std::size_t n) : runs(n), parts(n), sizes(n), reports(n), failures(n) {}
+    std::vector<std::vector<std::byte>> runs, parts;
+    std::vector<std::vector<std::uint64_t>> sizes;
+    std::vector<SortReport> reports;
+    std::vector<std::string> failures;
+};
+
+// The keys of every process's range, one range after the other: many equal keys across the runs.
+std::vector<std::byte> shared_runs_input(const SharedRunsCase& c) {
+    const std::size_t width = c.width();
+    std::uint64_t all = 0;
+    for (const std::uint64_t n : c.ranges) all += n;
+    std::mt19937_64 rng(11);
+    std::vector<std::byte> data(all * width);
+    for (std::uint64_t i = 0; i < all; ++i) {
+        const std::uint64_t key = rng() % 5000;
+        std::memcpy(data.data() + i * width, &key, width);
+    }
+    return data;
+}
+
+// The keys sorted by std::sort: ascending u64, or descending i32 (`greater`).
+std::vector<std::byte> sorted_reference(const SharedRunsCase& c, std::vector<std::byte> keys) {
+    if (c.type == KeyType::u64) {
+        auto* begin = reinterpret_cast<std::uint64_t*>(keys.data());
+        std::sort(begin, begin + keys.size() / 8);
+    } else {
+        auto* begin = reinterpret_cast<std::int32_t*>(keys.data());
+        std::sort(begin, begin + keys.size() / 4, std::greater<>());
+    }
+    return keys;
+}
+
+// Process p's sort: its range of `data` from record `at`, its runs into memory of its own, its part
+// from record `first` of the whole into memory of its own; the gather hands it every process's runs
+// once all have formed theirs.
+SortOptions process_options(const SharedRunsCase& c, std::size_t p, const std::vector<std::byte>& data, std::uint64_t at,
+                            std::uint64_t first, SharedRunsResult& result, std::barrier<>& formed) {
+    const std::size_t width = c.width(), n = c.ranges.size();
+    result.runs[p].resize(c.ranges[p] * width);
+    result.parts[p].resize(c.parts[p] * width);
+    SortOptions options;
+    options.backend = Backend::cpu;
+    options.threads = 1;
+    options.order = {c.type, c.descending};
+    options.max_run_records = 7000;
+    options.input = "range";
+    options.output = "part";
+    options.input_memory = std::span<const std::byte>(data.data() + at * width, c.ranges[p] * width);
+    SharedRuns shared;
+    shared.runs = result.runs[p];
+    shared.part = result.parts[p];
+    shared.first = first;
+    shared.gather = [&result, &formed, p, n, width](std::span<const std::uint64_t> mine) {
+        result.sizes[p].assign(mine.begin(), mine.end());
+        formed.arrive_and_wait();
+        std::vector<std::span<const std::byte>> every;
+        for (std::size_t q = 0; q < n; ++q) {
+            std::uint64_t offset = 0;
+            for (const std::uint64_t records : result.sizes[q]) {
+                every.push_back(std::span<const std::byte>(result.runs[q]).subspan(offset * width, records * width));
+                offset += records;
+            }
+        }
+        return every;
+    };
+    options.shared_runs = shared;
+    return options;
+}
+
+// The processes' sorts, each on a thread of its own, to their end.
+SharedRunsResult sort_in_processes(const SharedRunsCase& c, const std::vector<std::byte>& data) {
+    const std::size_t n = c.ranges.size();
+    SharedRunsResult result(n);
+    std::barrier formed(static_cast<std::ptrdiff_t>(n));
+    std::vector<std::thread> processes;
+    std::uint64_t at = 0, first = 0;
+    for (std::size_t p = 0; p < n; ++p) {
+        const SortOptions options = process_options(c, p, data, at, first, result, formed);
+        processes.emplace_back([&result, p, options] {
+            try {
+                result.reports[p] = sort_file(options);
+            } catch (const std::exception& e) {
+                result.failures[p] = e.what();
+            }
+        });
+        at += c.ranges[p];
+        first += c.parts[p];
+    }
+    for (std::thread& t : processes) t.join();
+    return result;
+}
+
+}  // namespace
+
 // SortOptions::shared_runs, as the ranks of one host use it: three sorts on threads of their own
 // stand in for three processes; each forms its runs of its third of the keys in memory of its own
 // (up to 7 runs: --max-run-records), the gather hands every sort all three's runs (after all have
@@ -197,89 +307,21 @@ TEST(OutputRegion, PositionalWritesLandInTheRegion) {
 // memory. The parts, one after the other, are the keys sorted (std::sort, descending with `greater`
 // for a descending sort), whatever the sizes of the ranges and parts (one of them empty).
 TEST(SharedRuns, EachSortMergesItsPartOfEveryProcesssRuns) {
-    struct Case {
-        KeyType type;
-        bool descending;
-        std::vector<std::uint64_t> ranges, parts;  // records of each process's range and part
-        std::string name;
-    };
-    for (const Case& c : {Case{KeyType::u64, false, {40000, 40001, 39999}, {40000, 40000, 40000}, "u64, equal parts"},
-                          Case{KeyType::u64, false, {0, 70000, 50000}, {50000, 0, 70000}, "u64, an empty range and part"},
-                          Case{KeyType::i32, true, {30000, 30000, 30000}, {10000, 60000, 20000}, "i32 descending, uneven parts"}}) {
-        const std::size_t width = c.type == KeyType::u64 ? 8 : 4;
-        std::uint64_t all = 0;
-        for (const std::uint64_t n : c.ranges) all += n;
-        std::mt19937_64 rng(11);
-        std::vector<std::byte> data(all * width);
-        for (std::uint64_t i = 0; i < all; ++i) {
-            const std::uint64_t key = rng() % 5000;  // many equal keys across the processes' runs
-            std::memcpy(data.data() + i * width, &key, width);
-        }
-        std::vector<std::byte> expected = data;
-        if (c.type == KeyType::u64) {
-            auto* keys = reinterpret_cast<std::uint64_t*>(expected.data());
-            std::sort(keys, keys + all);
-        } else {
-            auto* keys = reinterpret_cast<std::int32_t*>(expected.data());
-            std::sort(keys, keys + all, std::greater<>());
-        }
-        const std::size_t n = c.ranges.size();
-        std::vector<std::vector<std::byte>> runs(n), parts(n);
-        std::vector<std::vector<std::uint64_t>> sizes(n);
-        std::vector<SortReport> reports(n);
-        std::vector<std::string> failures(n);
-        std::barrier formed(static_cast<std::ptrdiff_t>(n));
-        std::vector<std::thread> processes;
-        std::uint64_t at = 0, first = 0;
-        for (std::size_t p = 0; p < n; ++p) {
-            runs[p].resize(c.ranges[p] * width);
-            parts[p].resize(c.parts[p] * width);
-            SortOptions options;
-            options.backend = Backend::cpu;
-            options.threads = 1;
-            options.order = {c.type, c.descending};
-            options.max_run_records = 7000;
-            options.input = "range";
-            options.output = "part";
-            options.input_memory = std::span<const std::byte>(data.data() + at * width, c.ranges[p] * width);
-            SharedRuns shared;
-            shared.runs = runs[p];
-            shared.part = parts[p];
-            shared.first = first;
-            shared.gather = [&, p](std::span<const std::uint64_t> mine) {
-                sizes[p].assign(mine.begin(), mine.end());
-                formed.arrive_and_wait();
-                std::vector<std::span<const std::byte>> every;
-                for (std::size_t q = 0; q < n; ++q) {
-                    std::uint64_t offset = 0;
-                    for (const std::uint64_t records : sizes[q]) {
-                        every.push_back(std::span<const std::byte>(runs[q]).subspan(offset * width, records * width));
-                        offset += records;
-                    }
-                }
-                return every;
-            };
-            options.shared_runs = shared;
-            processes.emplace_back([&, p, options] {
-                try {
-                    reports[p] = sort_file(options);
-                } catch (const std::exception& e) {
-                    failures[p] = e.what();
-                }
-            });
-            at += c.ranges[p];
-            first += c.parts[p];
-        }
-        for (std::thread& t : processes) t.join();
+    for (const SharedRunsCase& c :
+         {SharedRunsCase{KeyType::u64, false, {40000, 40001, 39999}, {40000, 40000, 40000}, "u64, equal parts"},
+          SharedRunsCase{KeyType::u64, false, {0, 70000, 50000}, {50000, 0, 70000}, "u64, an empty range and part"},
+          SharedRunsCase{KeyType::i32, true, {30000, 30000, 30000}, {10000, 60000, 20000}, "i32 descending, uneven parts"}}) {
+        const std::vector<std::byte> data = shared_runs_input(c);
+        const SharedRunsResult result = sort_in_processes(c, data);
         std::vector<std::byte> merged;
-        for (std::size_t p = 0; p < n; ++p) {
-            EXPECT_EQ(failures[p], "") << c.name << ", process " << p;
-            EXPECT_EQ(reports[p].output_records, c.parts[p]) << c.name << ", process " << p;
-            EXPECT_EQ(reports[p].runs, (c.ranges[p] + 6999) / 7000) << c.name << ", process " << p;
-            EXPECT_EQ(sizes[p].size(), reports[p].runs) << c.name;
-            merged.insert(merged.end(), parts[p].begin(), parts[p].end());
+        for (std::size_t p = 0; p < c.ranges.size(); ++p) {
+            EXPECT_EQ(result.failures[p], "") << c.name << ", process " << p;
+            EXPECT_EQ(result.reports[p].output_records, c.parts[p]) << c.name << ", process " << p;
+            EXPECT_EQ(result.reports[p].runs, (c.ranges[p] + 6999) / 7000) << c.name << ", process " << p;
+            EXPECT_EQ(result.sizes[p].size(), result.reports[p].runs) << c.name;
+            merged.insert(merged.end(), result.parts[p].begin(), result.parts[p].end());
         }
-        EXPECT_TRUE(merged == expected) << c.name << ": the parts are not the keys sorted";
+        EXPECT_TRUE(merged == sorted_reference(c, data)) << c.name << ": the parts are not the keys sorted";
     }
 }
 

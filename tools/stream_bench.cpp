@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -47,27 +49,31 @@ double median(std::vector<double> values) {
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// What to run: the command line's options.
+struct BenchOptions {
     std::size_t mib = 1024;
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     unsigned repeat = 3;
     int level = -1;
     std::string data_kind = "keys";
     std::vector<std::string> formats{"none", "gz", "bz2", "xz", "zst"};
-    const char* tmp = std::getenv("TMPDIR");
-    std::string tmp_dir = tmp && *tmp ? tmp : "/tmp";
+    std::string tmp_dir;
+};
 
+// Reads the command line into `bench`; returns the exit status where the program ends here (--help,
+// or a wrong option).
+std::optional<int> parse_options(int argc, char** argv, BenchOptions& bench) {
+    const char* tmp = std::getenv("TMPDIR");
+    bench.tmp_dir = tmp && *tmp ? tmp : "/tmp";
     po::options_description options("gpusort-stream-bench [OPTIONS]");
     options.add_options()("help", "this text")
-        ("mib", po::value(&mib)->default_value(mib), "MiB of data per run")
-        ("threads", po::value(&threads)->default_value(threads), "compressing threads")
-        ("repeat", po::value(&repeat)->default_value(repeat), "runs per format (the median is shown)")
-        ("level", po::value(&level)->default_value(level), "compression level (-1: each format's default)")
-        ("data", po::value(&data_kind)->default_value(data_kind), "keys (random u64) or gensort (100-byte records)")
-        ("format", po::value(&formats)->multitoken(), "formats to run (default: none gz bz2 xz zst)")
-        ("tmp-dir", po::value(&tmp_dir)->default_value(tmp_dir), "where the temp file goes");
+        ("mib", po::value(&bench.mib)->default_value(bench.mib), "MiB of data per run")
+        ("threads", po::value(&bench.threads)->default_value(bench.threads), "compressing threads")
+        ("repeat", po::value(&bench.repeat)->default_value(bench.repeat), "runs per format (the median is shown)")
+        ("level", po::value(&bench.level)->default_value(bench.level), "compression level (-1: each format's default)")
+        ("data", po::value(&bench.data_kind)->default_value(bench.data_kind), "keys (random u64) or gensort (100-byte records)")
+        ("format", po::value(&bench.formats)->multitoken(), "formats to run (default: none gz bz2 xz zst)")
+        ("tmp-dir", po::value(&bench.tmp_dir)->default_value(bench.tmp_dir), "where the temp file goes");
     try {
         po::variables_map vm;
         po::store(po::parse_command_line(argc, argv, options), vm);
@@ -76,61 +82,96 @@ int main(int argc, char** argv) {
             std::cout << options;
             return 0;
         }
-        if (data_kind != "keys" && data_kind != "gensort") throw std::invalid_argument("--data: keys or gensort");
-        if (repeat == 0) throw std::invalid_argument("--repeat: at least 1");
+        if (bench.data_kind != "keys" && bench.data_kind != "gensort") throw std::invalid_argument("--data: keys or gensort");
+        if (bench.repeat == 0) throw std::invalid_argument("--repeat: at least 1");
     } catch (const std::exception& e) {
         std::cerr << "gpusort-stream-bench: " << e.what() << "\n";
         return 2;
     }
+    return std::nullopt;
+}
 
-    try {
-        const std::vector<std::byte> data = make_data(data_kind, mib << 20);
-        std::printf("%zu MiB of %s, %u threads, %u runs each, median; MB/s of uncompressed data\n", mib,
-                    data_kind == "keys" ? "random u64 keys" : "gensort records", threads, repeat);
-        std::printf("%-5s %6s %14s %16s %8s\n", "fmt", "level", "compress MB/s", "decompress MB/s", "ratio");
-        constexpr std::size_t kPiece = std::size_t{1} << 20;
-        std::vector<std::byte> back(kPiece);
-        for (const std::string& format : formats) {
-            Compression compression = parse_compression(format);
-            std::vector<double> write_s, read_s;
-            double ratio = 0;
-            int used_level = 0;
-            for (unsigned run = 0; run < repeat; ++run) {
-                std::string pattern = tmp_dir + "/gpusort-stream-bench-XXXXXX";
-                int fd = ::mkstemp(pattern.data());
-                if (fd < 0) throw std::runtime_error("cannot create a temp file in " + tmp_dir);
-                ::unlink(pattern.c_str());
+// A temp file in `folder`, unlinked at once.
+int unnamed_temp_file(const std::string& folder) {
+    std::string pattern = folder + "/gpusort-stream-bench-XXXXXX";
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw std::runtime_error("cannot create a temp file in " + folder);
+    ::unlink(pattern.c_str());
+    return fd;
+}
 
-                auto start = std::chrono::steady_clock::now();
-                io::StreamWriter writer(fd, "temp file", compression, threads, level);
-                for (std::size_t done = 0; done < data.size(); done += kPiece) {
-                    writer.write(std::span(data).subspan(done, std::min(kPiece, data.size() - done)));
-                }
-                writer.finish();
-                write_s.push_back(seconds_since(start));
-                ratio = static_cast<double>(writer.bytes_out()) / static_cast<double>(writer.bytes_in());
-                used_level = writer.level();
+constexpr std::size_t kPiece = std::size_t{1} << 20;
 
-                ::lseek(fd, 0, SEEK_SET);
-                start = std::chrono::steady_clock::now();
-                {
-                    io::StreamReader reader(fd, "temp file", compression);
-                    std::size_t done = 0;
-                    for (std::size_t got; (got = reader.read(back)) > 0; done += got) {
-                        if (done + got > data.size() || std::memcmp(back.data(), data.data() + done, got) != 0) {
-                            throw std::runtime_error(format + ": the data read back differ");
-                        }
-                    }
-                    if (done != data.size()) throw std::runtime_error(format + ": the data read back are short");
-                }
-                read_s.push_back(seconds_since(start));
-                ::close(fd);
+// One run's figures: seconds to write and to read back, the size ratio, the level used.
+struct RunFigures {
+    double write_seconds = 0, read_seconds = 0;
+    double ratio = 0;
+    int level = 0;
+};
+
+// Writes `data` to fd through a StreamWriter, a piece at a time.
+void write_stream(int fd, std::span<const std::byte> data, Compression compression, const BenchOptions& bench,
+                  RunFigures& figures) {
+    const auto start = std::chrono::steady_clock::now();
+    io::StreamWriter writer(fd, "temp file", compression, bench.threads, bench.level);
+    for (std::size_t done = 0; done < data.size(); done += kPiece) {
+        writer.write(data.subspan(done, std::min(kPiece, data.size() - done)));
+    }
+    writer.finish();
+    figures.write_seconds = seconds_since(start);
+    figures.ratio = static_cast<double>(writer.bytes_out()) / static_cast<double>(writer.bytes_in());
+    figures.level = writer.level();
+}
+
+// Reads fd back from its start through a StreamReader, checking it against `data`.
+void read_stream(int fd, std::span<const std::byte> data, Compression compression, const std::string& format,
+                 RunFigures& figures) {
+    std::vector<std::byte> back(kPiece);
+    ::lseek(fd, 0, SEEK_SET);
+    const auto start = std::chrono::steady_clock::now();
+    {
+        io::StreamReader reader(fd, "temp file", compression);
+        std::size_t done = 0;
+        for (std::size_t got; (got = reader.read(back)) > 0; done += got) {
+            if (done + got > data.size() || std::memcmp(back.data(), data.data() + done, got) != 0) {
+                throw std::runtime_error(format + ": the data read back differ");
             }
-            double megabytes = static_cast<double>(data.size()) / 1e6;
-            std::printf("%-5s %6d %14.1f %16.1f %8.3f\n", compression_name(compression), used_level,
-                        megabytes / median(write_s), megabytes / median(read_s), ratio);
-            std::fflush(stdout);
         }
+        if (done != data.size()) throw std::runtime_error(format + ": the data read back are short");
+    }
+    figures.read_seconds = seconds_since(start);
+}
+
+// --repeat runs of one format, and its line of medians.
+void bench_format(std::span<const std::byte> data, const std::string& format, const BenchOptions& bench) {
+    const Compression compression = parse_compression(format);
+    std::vector<double> write_s, read_s;
+    RunFigures figures;
+    for (unsigned run = 0; run < bench.repeat; ++run) {
+        const int fd = unnamed_temp_file(bench.tmp_dir);
+        write_stream(fd, data, compression, bench, figures);
+        read_stream(fd, data, compression, format, figures);
+        ::close(fd);
+        write_s.push_back(figures.write_seconds);
+        read_s.push_back(figures.read_seconds);
+    }
+    const double megabytes = static_cast<double>(data.size()) / 1e6;
+    std::printf("%-5s %6d %14.1f %16.1f %8.3f\n", compression_name(compression), figures.level,
+                megabytes / median(write_s), megabytes / median(read_s), figures.ratio);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    BenchOptions bench;
+    if (const std::optional<int> status = parse_options(argc, argv, bench)) return *status;
+    try {
+        const std::vector<std::byte> data = make_data(bench.data_kind, bench.mib << 20);
+        std::printf("%zu MiB of %s, %u threads, %u runs each, median; MB/s of uncompressed data\n", bench.mib,
+                    bench.data_kind == "keys" ? "random u64 keys" : "gensort records", bench.threads, bench.repeat);
+        std::printf("%-5s %6s %14s %16s %8s\n", "fmt", "level", "compress MB/s", "decompress MB/s", "ratio");
+        for (const std::string& format : bench.formats) bench_format(data, format, bench);
     } catch (const std::exception& e) {
         std::cerr << "gpusort-stream-bench: " << e.what() << "\n";
         return 1;

@@ -248,6 +248,102 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
     if (filled > 0) flush();
 }
 
+// Slices of one merge, each merged by merge_slice over the same runs with the same buffers.
+template <class T>
+struct SliceMerge {
+    std::span<const SortedRun<T>> runs;
+    std::size_t buffer_entries;  // per read buffer, and per output buffer
+    io::ReadAhead* read_ahead;   // null: no run is in a file
+
+    // Merges slice s of `cut` into `to` from output rank `rank`, with the task's `workspace`.
+    // Isolated: a thread that waits inside a slice for parallel work of its own (target.restore maps
+    // keys back with parallel_for) must not start another slice meanwhile, which would take the
+    // same thread's workspace and overwrite the read buffers of the slice it interrupted.
+    void operator()(const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank,
+                    std::byte* workspace) const {
+        tbb::this_task_arena::isolate([&] {
+            if (runs[0].entry_bytes == sizeof(T))
+                merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries, read_ahead);
+            else
+                merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries, read_ahead);
+        });
+    }
+};
+
+// Each task's workspace: its read buffers and its output buffer, whole keys of T at the start
+// (plain merges store keys there).
+template <class T>
+using Workspaces = tbb::enumerable_thread_specific<std::unique_ptr<T[]>>;
+
+template <class T>
+std::byte* local_workspace(Workspaces<T>& workspaces) {
+    return reinterpret_cast<std::byte*>(workspaces.local().get());
+}
+
+// The slices of a merge: as plan.merge_slices has it, and for a stream at least as many as keep
+// each within plan.in_order_slice_bytes.
+inline std::uint64_t slice_count(const SortPlan& plan, std::uint64_t total, std::size_t entry, bool stream) {
+    const std::uint64_t slice_bytes = plan.in_order_slice_bytes;
+    return stream ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
+                  : plan.merge_slices(total);
+}
+
+// Every slice merged by the tasks at once, each written at its own output ranks.
+template <class T>
+void merge_slices_at_once(const SliceMerge<T>& merge, const RunSlices& cut, std::uint64_t slices,
+                          const MergeTarget<T>& target, Workspaces<T>& workspaces) {
+    tbb::parallel_for(
+        tbb::blocked_range<std::uint64_t>(0, slices, 1),
+        [&](const tbb::blocked_range<std::uint64_t>& range) {
+            std::byte* workspace = local_workspace(workspaces);
+            for (std::uint64_t s = range.begin(); s != range.end(); ++s) merge(cut, s, target, cut.rank[s], workspace);
+        },
+        tbb::simple_partitioner());
+}
+
+// A stream's slices: each merged straight into a buffer of its own (`tokens` buffers, so as many
+// slices at once), then handed on in order.
+template <class T>
+void merge_slices_in_order(const SliceMerge<T>& merge, const RunSlices& cut, std::uint64_t slices, const MergeTarget<T>& target,
+                           const merge_into::Stream& stream, std::size_t tokens, Workspaces<T>& workspaces) {
+    const std::size_t entry = merge.runs[0].entry_bytes;
+    std::uint64_t largest = 0;
+    for (std::uint64_t s = 0; s < slices; ++s) largest = std::max(largest, cut.keys(s));
+    tbb::concurrent_queue<std::byte*> free_buffers;
+    std::vector<std::unique_ptr<std::byte[]>> buffers;
+    for (std::size_t b = 0; b < tokens; ++b) {
+        buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(std::max<std::uint64_t>(1, largest * entry)));
+        free_buffers.push(buffers.back().get());
+    }
+    struct Slice {
+        std::uint64_t index = 0;
+        std::byte* buffer = nullptr;
+    };
+    std::uint64_t next = 0;
+    auto take_slice = [&](tbb::flow_control& fc) -> Slice {
+        if (next == slices) {
+            fc.stop();
+            return {};
+        }
+        Slice slice{next++, nullptr};
+        free_buffers.try_pop(slice.buffer);  // one per token
+        return slice;
+    };
+    auto merge_into_buffer = [&](Slice slice) {
+        const MergeTarget<T> to{merge_into::Memory{slice.buffer}, target.restore};
+        merge(cut, slice.index, to, 0, local_workspace(workspaces));
+        return slice;
+    };
+    auto hand_on = [&](Slice slice) {
+        const std::span<const std::byte> bytes(slice.buffer, cut.keys(slice.index) * entry);
+        stream.put(slice.index, cut.rank[slice.index], bytes);
+        free_buffers.push(slice.buffer);
+    };
+    tbb::parallel_pipeline(tokens, tbb::make_filter<void, Slice>(tbb::filter_mode::serial_in_order, take_slice) &
+                                       tbb::make_filter<Slice, Slice>(tbb::filter_mode::parallel, merge_into_buffer) &
+                                       tbb::make_filter<Slice, void>(tbb::filter_mode::serial_in_order, hand_on));
+}
+
 }  // namespace detail
 
 // Merges `runs` (in input order) into `target`, using at most plan.merge_tasks threads.
@@ -262,89 +358,26 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     const auto* stream = std::get_if<merge_into::Stream>(&target.into);
     if (stream && (plan.in_order_slice_bytes == 0 || plan.in_order_slice_buffers == 0))
         throw std::logic_error("merge_runs: the plan has no in-order slices for a sequential output");
-    const std::uint64_t slice_bytes = plan.in_order_slice_bytes;
-    const std::uint64_t slices =
-        stream ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
-                        : plan.merge_slices(total);
+    const std::uint64_t slices = detail::slice_count(plan, total, entry, stream != nullptr);
     const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
-    const bool plain = entry == sizeof(T);
     // The next block of each spilled run is read while the one before it is merged: a thread for
     // each task's reads.
     std::unique_ptr<io::ReadAhead> read_ahead;
     if (std::any_of(runs.begin(), runs.end(), [](const SortedRun<T>& run) { return !run.memory; }))
         read_ahead = std::make_unique<io::ReadAhead>(plan.merge_tasks);
-    // Isolated: a thread that waits inside a slice for parallel work of its own (target.restore maps
-    // keys back with parallel_for) must not start another slice meanwhile, which would take the
-    // same thread's workspace and overwrite the read buffers of the slice it interrupted.
-    auto merge = [&](const RunSlices& cut, std::uint64_t s, const MergeTarget<T>& to, std::uint64_t rank, std::byte* workspace) {
-        tbb::this_task_arena::isolate([&] {
-            if (plain)
-                detail::merge_slice<T, true>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries,
-                                              read_ahead.get());
-            else
-                detail::merge_slice<T, false>(runs, cut.split[s], cut.split[s + 1], s, rank, to, workspace, buffer_entries,
-                                              read_ahead.get());
-        });
-    };
+    const detail::SliceMerge<T> merge{runs, buffer_entries, read_ahead.get()};
 
     tbb::task_arena arena(static_cast<int>(plan.merge_tasks));
     arena.execute([&] {
         const RunSlices cut = cut_into_slices<T>(runs, slices);
         const std::size_t workspace_bytes =
             std::max<std::size_t>(1, detail::merge_buffers<T>(runs, target)) * buffer_entries * entry;
-        // Whole keys of T at the start of the workspace (plain merges store keys there).
-        tbb::enumerable_thread_specific<std::unique_ptr<T[]>> workspaces(
+        detail::Workspaces<T> workspaces(
             [&] { return std::make_unique_for_overwrite<T[]>((workspace_bytes + sizeof(T) - 1) / sizeof(T)); });
-        if (stream) {
-            // Each slice is merged straight into a buffer of its own, then handed on in order.
-            const std::size_t tokens = plan.in_order_slice_buffers;
-            std::uint64_t largest = 0;
-            for (std::uint64_t s = 0; s < slices; ++s) largest = std::max(largest, cut.keys(s));
-            tbb::concurrent_queue<std::byte*> free_buffers;
-            std::vector<std::unique_ptr<std::byte[]>> buffers;
-            for (std::size_t b = 0; b < tokens; ++b) {
-                buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(std::max<std::uint64_t>(1, largest * entry)));
-                free_buffers.push(buffers.back().get());
-            }
-            struct Slice {
-                std::uint64_t index = 0;
-                std::byte* buffer = nullptr;
-            };
-            std::uint64_t next = 0;
-            tbb::parallel_pipeline(
-                tokens,
-                tbb::make_filter<void, Slice>(tbb::filter_mode::serial_in_order,
-                                              [&](tbb::flow_control& fc) -> Slice {
-                                                  if (next == slices) {
-                                                      fc.stop();
-                                                      return {};
-                                                  }
-                                                  Slice slice{next++, nullptr};
-                                                  free_buffers.try_pop(slice.buffer);  // one per token
-                                                  return slice;
-                                              }) &
-                    tbb::make_filter<Slice, Slice>(tbb::filter_mode::parallel,
-                                                   [&](Slice slice) {
-                                                       const MergeTarget<T> to{merge_into::Memory{slice.buffer},
-                                                                               target.restore};
-                                                       merge(cut, slice.index, to, 0,
-                                                             reinterpret_cast<std::byte*>(workspaces.local().get()));
-                                                       return slice;
-                                                   }) &
-                    tbb::make_filter<Slice, void>(tbb::filter_mode::serial_in_order, [&](Slice slice) {
-                        const std::span<const std::byte> bytes(slice.buffer, cut.keys(slice.index) * entry);
-                        stream->put(slice.index, cut.rank[slice.index], bytes);
-                        free_buffers.push(slice.buffer);
-                    }));
-            return;
-        }
-        tbb::parallel_for(
-            tbb::blocked_range<std::uint64_t>(0, slices, 1),
-            [&](const tbb::blocked_range<std::uint64_t>& range) {
-                std::byte* workspace = reinterpret_cast<std::byte*>(workspaces.local().get());
-                for (std::uint64_t s = range.begin(); s != range.end(); ++s) merge(cut, s, target, cut.rank[s], workspace);
-            },
-            tbb::simple_partitioner());
+        if (stream)
+            detail::merge_slices_in_order<T>(merge, cut, slices, target, *stream, plan.in_order_slice_buffers, workspaces);
+        else
+            detail::merge_slices_at_once<T>(merge, cut, slices, target, workspaces);
     });
 }
 

@@ -46,12 +46,12 @@ std::string count_text(std::uint64_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-// "sorter 60.0 MiB + samples 1.0 MiB" of the parts that are not 0.
 // How a file is read or written: with direct I/O in pieces of `piece`, or through the page cache.
 std::string io_text(bool direct, std::uint64_t piece) {
     return direct ? "with direct I/O in pieces of " + size_text(piece) : "through the page cache";
 }
 
+// "sorter 60.0 MiB + samples 1.0 MiB" of the parts that are not 0.
 std::string parts_text(std::initializer_list<std::pair<const char*, std::uint64_t>> parts) {
     std::string text;
     for (const auto& [name, bytes] : parts)
@@ -59,11 +59,8 @@ std::string parts_text(std::initializer_list<std::pair<const char*, std::uint64_
     return text.empty() ? "nothing" : text;
 }
 
-}  // namespace
-
-std::string plan_text(const SortPlan& p) {
-    std::ostringstream out;
-    const HostMemoryPlan& h = p.host;
+// input:, files:, budgets: and device: lines.
+void input_and_budgets_text(std::ostream& out, const SortPlan& p) {
     out << "input:        "
         << (p.size_known ? count_text(p.records, "record", "records") + " of " + count_text(p.record_size, "byte", "bytes") +
                                " (" + size_text(p.records * p.record_size) + ")"
@@ -81,40 +78,44 @@ std::string plan_text(const SortPlan& p) {
             << size_text(p.device->staging_memory()) << " (" << size_text(p.device->staging_bytes) << " buffers)\n";
     else
         out << "device:       none (chunks are sorted on the CPU)\n";
+}
 
+// The chunks: line, and for runs the samples: and merge: lines.
+void chunks_text(std::ostream& out, const SortPlan& p) {
     out << "chunks:       ";
     if (p.size_known && p.one_chunk) {
         out << "one chunk of " << count_text(p.records, "record", "records") << ", no runs, no merge\n";
-    } else {
-        if (!p.size_known)
-            out << "one chunk if the stream holds at most " << count_text(p.one_chunk_records, "record", "records")
-                << ", else ";
-        out << "runs of " << count_text(p.run_records, "record", "records") << " ("
-            << size_text(p.run_records * p.entry_bytes) << " each), two formed at once";
-        if (p.size_known) out << ": " << count_text(p.runs, "run", "runs");
-        if (p.runs_kept_in_memory)
-            out << ", kept in host memory\n";
-        else if (p.spill_direct)
-            out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " with direct I/O in pieces of "
-                << size_text(p.direct_io_piece) << " (bounce buffers " << size_text(h.direct_io) << ")\n";
-        else
-            out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " through the page cache\n";
-        out << "samples:      every " << p.sample_stride << "th entry of each run, at most " << size_text(p.sample_memory)
-            << "\n";
-        out << "merge:        ";
-        if (p.merge_on_device) {
-            out << "one pass on the device, sorting exact slices of " << count_text(p.run_records, "record", "records")
-                << ", " << p.device_merge_slots << " at once\n";
-        } else {
-            out << (p.size_known ? count_text(p.merge_passes, "pass", "passes") : std::string("passes as the runs need"))
-                << " on the host: " << count_text(p.merge_tasks, "task", "tasks") << ", up to "
-                << count_text(p.fan_in, "run", "runs") << " at once, buffers of " << size_text(p.merge_memory) << " in all";
-            if (p.in_order_slice_buffers > 0)
-                out << "; in order through " << p.in_order_slice_buffers << " slices of up to "
-                    << size_text(p.in_order_slice_bytes);
-            out << "\n";
-        }
+        return;
     }
+    if (!p.size_known)
+        out << "one chunk if the stream holds at most " << count_text(p.one_chunk_records, "record", "records") << ", else ";
+    out << "runs of " << count_text(p.run_records, "record", "records") << " (" << size_text(p.run_records * p.entry_bytes)
+        << " each), two formed at once";
+    if (p.size_known) out << ": " << count_text(p.runs, "run", "runs");
+    if (p.runs_kept_in_memory)
+        out << ", kept in host memory\n";
+    else if (p.spill_direct)
+        out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " with direct I/O in pieces of "
+            << size_text(p.direct_io_piece) << " (bounce buffers " << size_text(p.host.direct_io) << ")\n";
+    else
+        out << ", spilled to disk over " << count_text(p.spill_files, "file", "files") << " through the page cache\n";
+    out << "samples:      every " << p.sample_stride << "th entry of each run, at most " << size_text(p.sample_memory) << "\n";
+    out << "merge:        ";
+    if (p.merge_on_device) {
+        out << "one pass on the device, sorting exact slices of " << count_text(p.run_records, "record", "records") << ", "
+            << p.device_merge_slots << " at once\n";
+        return;
+    }
+    out << (p.size_known ? count_text(p.merge_passes, "pass", "passes") : std::string("passes as the runs need"))
+        << " on the host: " << count_text(p.merge_tasks, "task", "tasks") << ", up to " << count_text(p.fan_in, "run", "runs")
+        << " at once, buffers of " << size_text(p.merge_memory) << " in all";
+    if (p.in_order_slice_buffers > 0)
+        out << "; in order through " << p.in_order_slice_buffers << " slices of up to " << size_text(p.in_order_slice_bytes);
+    out << "\n";
+}
+
+// The stream input: and compression: lines, where there is a stream input or a compressed output.
+void streams_text(std::ostream& out, const SortPlan& p) {
     if (p.stream_chunk_bytes > 0)
         out << "stream input: read ahead in " << p.reader.queued_blocks << " blocks of " << size_text(p.reader.block_bytes)
             << ", into two chunk buffers of " << size_text(p.stream_chunk_bytes) << "\n";
@@ -122,6 +123,11 @@ std::string plan_text(const SortPlan& p) {
         out << "compression:  " << count_text(p.writer.compressing_threads, "thread", "threads") << " (encoders of "
             << size_text(p.writer.encoder_bytes) << "), blocks of " << size_text(p.writer.block_bytes) << ", "
             << p.writer.blocks_in_flight << " in flight\n";
+}
+
+// The host memory: line: the peak, and the parts while sorting and (for runs) while merging.
+void host_memory_text(std::ostream& out, const SortPlan& p) {
+    const HostMemoryPlan& h = p.host;
     out << "host memory:  at most " << size_text(h.peak()) << " of " << size_text(p.memory_bytes) << ": while sorting "
         << size_text(h.forming()) << " ("
         << parts_text({{"sorter", h.sorter}, {"pinned staging", h.staging}, {"stream chunks", h.stream_chunks},
@@ -134,18 +140,32 @@ std::string plan_text(const SortPlan& p) {
                            {"samples", h.samples}, {"runs", h.runs}})
             << ")";
     out << "; --verify reads back " << size_text(p.verify_block_bytes) << " at once\n";
+}
+
+// The disk: lines: a stream's runs per record, or each folder's need with the free space there now.
+void disk_text(std::ostream& out, const SortPlan& p) {
     if (!p.size_known) {
         out << "disk:         sorted runs of " << p.entry_bytes << " bytes per record of the stream, when it is not one chunk\n";
-    } else if (p.disk.empty()) {
-        out << "disk:         nothing\n";
-    } else {
-        for (const DiskNeed& need : p.disk) {
-            const std::optional<std::uint64_t> free = io::free_space(need.folder);
-            out << "disk:         " << size_text(need.bytes) << " in '" << need.folder << "' for " << need.what;
-            if (free) out << " (" << size_text(*free) << " free)";
-            out << "\n";
-        }
+        return;
     }
+    if (p.disk.empty()) out << "disk:         nothing\n";
+    for (const DiskNeed& need : p.disk) {
+        const std::optional<std::uint64_t> free = io::free_space(need.folder);
+        out << "disk:         " << size_text(need.bytes) << " in '" << need.folder << "' for " << need.what;
+        if (free) out << " (" << size_text(*free) << " free)";
+        out << "\n";
+    }
+}
+
+}  // namespace
+
+std::string plan_text(const SortPlan& p) {
+    std::ostringstream out;
+    input_and_budgets_text(out, p);
+    chunks_text(out, p);
+    streams_text(out, p);
+    host_memory_text(out, p);
+    disk_text(out, p);
     return out.str();
 }
 

@@ -121,6 +121,133 @@ struct StreamChunks {
     std::uint64_t records[2] = {0, 0};
 };
 
+namespace detail {
+
+// The state of run formation from a stream, and its two steps: take the next chunk (read into a
+// free slot, unless it was read already) and lay out its run; sort the chunk into its run.
+template <class T>
+class StreamRunFormation {
+public:
+    StreamRunFormation(StreamChunks& chunks, std::size_t pre_read, const std::function<std::size_t(std::span<std::byte>)>& read_next,
+                       const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times,
+                       ProgressCounters* progress)
+        : chunks_(chunks), pre_read_(pre_read), read_next_(read_next), plan_(plan), sorter_(sorter), times_(times),
+          progress_(progress), spill_(std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece())),
+          stride_(plan.sample_stride) {}
+
+    struct Chunk {
+        SortedRun<T>* run = nullptr;
+        std::size_t index = 0;  // of the run
+        std::size_t slot = 0;
+    };
+
+    // The next chunk in a free slot, its run laid out in the spill file; stops at the stream's end.
+    Chunk next_chunk(tbb::flow_control& fc) {
+        const std::size_t slot = take_slot();
+        std::uint64_t n = chunks_.records[slot];
+        if (next_ >= pre_read_) {
+            double seconds = 0;
+            {
+                ScopedPhase phase(seconds);
+                n = chunks_.fill(slot, read_next_);
+            }
+            std::lock_guard lock(mutex_);
+            times_.read += seconds;
+        }
+        if (n == 0) {
+            fc.stop();
+            return {};
+        }
+        const std::size_t entry = plan_.entry_bytes;
+        spill_->allocate(position_ * entry, n * entry);
+        {
+            std::lock_guard lock(mutex_);
+            runs_.push_back(std::make_unique<SortedRun<T>>(SortedRun<T>::in_file(spill_, position_, n, stride_for(n), entry)));
+            formed_.push_back(false);
+        }
+        position_ += n;
+        ++next_;
+        return Chunk{runs_.back().get(), runs_.size() - 1, slot};
+    }
+
+    // Sorts a chunk into its run, taking its samples, and frees its slot.
+    void sort_chunk(Chunk c) {
+        SortedRun<T>& run = *c.run;
+        const std::size_t entry = plan_.entry_bytes;
+        const std::byte* data = chunks_.buffers[c.slot].data();
+        ChunkIo chunk_io;
+        chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+            io::copy_parallel(bytes.data(), std::span<const std::byte>(data + first * chunks_.input_width, bytes.size()));
+        };
+        chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
+            take_samples<T>(bytes, entry, first, run.sample_stride, run.samples);
+            const std::uint64_t at = (run.first + first) * entry;
+            store_counted(bytes, entry, chunks_.input_width, progress_, plan_.threads,
+                          [&](std::uint64_t offset, std::span<const std::byte> piece) {
+                              io::write_parallel(*spill_, at + offset, piece);
+                          });
+        };
+        const PhaseTimes chunk_times = sorter_.sort_run(c.slot, run.size, chunk_io);
+        std::lock_guard lock(mutex_);
+        times_ += chunk_times;
+        formed_[c.index] = true;
+        free_slots_.push_back(c.slot);
+    }
+
+    std::vector<SortedRun<T>> runs() {
+        std::vector<SortedRun<T>> result;
+        for (auto& run : runs_) result.push_back(std::move(*run));
+        return result;
+    }
+
+private:
+    // A chunk already read is in its own slot (free: it was never used); else any slot is free: at
+    // most two chunks are in flight.
+    std::size_t take_slot() {
+        std::lock_guard lock(mutex_);
+        auto it = next_ < pre_read_ ? std::find(free_slots_.begin(), free_slots_.end(), next_) : free_slots_.end() - 1;
+        const std::size_t slot = *it;
+        free_slots_.erase(it);
+        return slot;
+    }
+
+    // The stride for a new run of n entries: doubled (and the formed runs thinned out) while all the
+    // samples would take more than the plan's share, up to one sample per chunk.
+    std::uint64_t stride_for(std::uint64_t n) {
+        auto sample_bytes = [&] {
+            std::uint64_t bytes = (n + stride_ - 1) / stride_ * sizeof(T);
+            for (const auto& run : runs_) bytes += run->samples.size() * sizeof(T);
+            return bytes;
+        };
+        while (sample_bytes() > plan_.sample_memory && stride_ < chunks_.chunk_records) {
+            stride_ *= 2;
+            for (std::size_t r = 0; r < runs_.size(); ++r)
+                if (formed_[r]) thin_samples(*runs_[r], stride_);
+        }
+        return stride_;
+    }
+
+    StreamChunks& chunks_;
+    std::size_t pre_read_;
+    const std::function<std::size_t(std::span<std::byte>)>& read_next_;
+    const SortPlan& plan_;
+    ChunkSorter& sorter_;
+    PhaseTimes& times_;
+    ProgressCounters* progress_;
+    std::shared_ptr<io::SpillFile> spill_;  // every run, growing run by run
+    std::vector<std::unique_ptr<SortedRun<T>>> runs_;
+    std::vector<bool> formed_;  // runs whose samples are all taken (guarded by mutex_)
+    std::uint64_t stride_;
+    std::uint64_t next_ = 0, position_ = 0;  // the next chunk, and its first record in the stream
+    std::mutex mutex_;  // guards free_slots_, times_, formed_ and the samples of formed runs
+    // Chunks may finish out of order (a thread waiting inside one chunk's sort can run the other
+    // chunk to its end), so a chunk takes whichever slot is free, not c % 2; the chunks already
+    // read lie in slots 0 and 1 and take those (chunk 0 may be done before chunk 1 starts).
+    std::vector<std::size_t> free_slots_ = {1, 0};
+};
+
+}  // namespace detail
+
 // Runs from a stream. `pre_read` chunks are already in the buffers (slot 0, then 1); the rest
 // are read as the slots free up. Every run goes into one spill file that grows run by run. The
 // runs take plan.sample_stride until their samples would outgrow plan.sample_memory; then the
@@ -130,103 +257,16 @@ std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_
                                                 const std::function<std::size_t(std::span<std::byte>)>& read_next,
                                                 const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
                                                 PhaseTimes& times, ProgressCounters* progress = nullptr) {
-    const std::size_t entry = plan.entry_bytes;
-    auto spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece());
-    std::vector<std::unique_ptr<SortedRun<T>>> runs;
-    std::vector<bool> formed;  // runs whose samples are all taken (guarded by the mutex below)
-    std::uint64_t stride = plan.sample_stride;
+    using Formation = detail::StreamRunFormation<T>;
+    Formation formation(chunks, pre_read, read_next, plan, sorter, tmp_dir, times, progress);
     sorter.prepare(2, chunks.chunk_records, plan.chunk_memory);
-    // The stride for a new run of n entries: doubled (and the formed runs thinned out) while all the
-    // samples would take more than the plan's share, up to one sample per chunk.
-    auto stride_for = [&](std::uint64_t n) {
-        auto sample_bytes = [&] {
-            std::uint64_t bytes = (n + stride - 1) / stride * sizeof(T);
-            for (const auto& run : runs) bytes += run->samples.size() * sizeof(T);
-            return bytes;
-        };
-        while (sample_bytes() > plan.sample_memory && stride < chunks.chunk_records) {
-            stride *= 2;
-            for (std::size_t r = 0; r < runs.size(); ++r)
-                if (formed[r]) thin_samples(*runs[r], stride);
-        }
-        return stride;
-    };
-
-    struct Chunk {
-        SortedRun<T>* run = nullptr;
-        std::size_t index = 0;  // of the run
-        std::size_t slot = 0;
-    };
-    std::uint64_t next = 0, position = 0;
-    std::mutex mutex;  // guards free_slots, times, formed and the samples of formed runs
-    // Chunks may finish out of order (a thread waiting inside one chunk's sort can run the other
-    // chunk to its end), so a chunk takes whichever slot is free, not c % 2; the chunks already
-    // read lie in slots 0 and 1 and take those (chunk 0 may be done before chunk 1 starts).
-    std::vector<std::size_t> free_slots = {1, 0};
     tbb::parallel_pipeline(
         2,
-        tbb::make_filter<void, Chunk>(tbb::filter_mode::serial_in_order,
-                                      [&](tbb::flow_control& fc) -> Chunk {
-                                          std::size_t slot;
-                                          {
-                                              std::lock_guard lock(mutex);
-                                              // A chunk already read is in its own slot (free: it was never used);
-                                              // else any slot is free: at most two chunks are in flight.
-                                              auto it = next < pre_read
-                                                            ? std::find(free_slots.begin(), free_slots.end(), next)
-                                                            : free_slots.end() - 1;
-                                              slot = *it;
-                                              free_slots.erase(it);
-                                          }
-                                          std::uint64_t n = chunks.records[slot];
-                                          if (next >= pre_read) {
-                                              double seconds = 0;
-                                              {
-                                                  ScopedPhase phase(seconds);
-                                                  n = chunks.fill(slot, read_next);
-                                              }
-                                              std::lock_guard lock(mutex);
-                                              times.read += seconds;
-                                          }
-                                          if (n == 0) {
-                                              fc.stop();
-                                              return {};
-                                          }
-                                          spill->allocate(position * entry, n * entry);
-                                          {
-                                              std::lock_guard lock(mutex);
-                                              runs.push_back(std::make_unique<SortedRun<T>>(
-                                                  SortedRun<T>::in_file(spill, position, n, stride_for(n), entry)));
-                                              formed.push_back(false);
-                                          }
-                                          position += n;
-                                          ++next;
-                                          return Chunk{runs.back().get(), runs.size() - 1, slot};
-                                      }) &
-            tbb::make_filter<Chunk, void>(tbb::filter_mode::parallel, [&](Chunk c) {
-                SortedRun<T>& run = *c.run;
-                const std::byte* data = chunks.buffers[c.slot].data();
-                ChunkIo chunk_io;
-                chunk_io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
-                    io::copy_parallel(bytes.data(), std::span<const std::byte>(data + first * chunks.input_width, bytes.size()));
-                };
-                chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-                    take_samples<T>(bytes, entry, first, run.sample_stride, run.samples);
-                    const std::uint64_t at = (run.first + first) * entry;
-                    store_counted(bytes, entry, chunks.input_width, progress, plan.threads,
-                                  [&](std::uint64_t offset, std::span<const std::byte> piece) {
-                                      io::write_parallel(*spill, at + offset, piece);
-                                  });
-                };
-                const PhaseTimes chunk_times = sorter.sort_run(c.slot, run.size, chunk_io);
-                std::lock_guard lock(mutex);
-                times += chunk_times;
-                formed[c.index] = true;
-                free_slots.push_back(c.slot);
-            }));
-    std::vector<SortedRun<T>> result;
-    for (auto& run : runs) result.push_back(std::move(*run));
-    return result;
+        tbb::make_filter<void, typename Formation::Chunk>(
+            tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) { return formation.next_chunk(fc); }) &
+            tbb::make_filter<typename Formation::Chunk, void>(
+                tbb::filter_mode::parallel, [&](typename Formation::Chunk c) { formation.sort_chunk(c); }));
+    return formation.runs();
 }
 
 }  // namespace gpusort

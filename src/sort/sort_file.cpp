@@ -109,6 +109,7 @@ private:
     static KeySpec key_of(const SortOptions& options);
     static Budgets budgets_of(const SortOptions& options, bool& address_space_limited);
     static OutputShape shape_of(const SortOptions& options);
+    PlanInput plan_input(const SortOptions& options) const;
     void plan_input_output_io(const SortOptions& options, PlanInput& what) const;
 };
 
@@ -205,6 +206,22 @@ PlannedSort::PlannedSort(const SortOptions& options)
     if (options.device_memory_bytes && !sorter->device() && options.notice)
         options.notice("--device-memory is not used: the sort runs on the CPU (" + backend_reason + ")");
 
+    PlanInput what = plan_input(options);
+    ChunkSorter& chunk_sorter = *sorter;
+    const ChunkCapacity capacity{
+        [&chunk_sorter](std::size_t slots, const ChunkMemory& memory) { return chunk_sorter.capacity(slots, memory); },
+        chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
+    plan = plan_sort(what, budgets, capacity);
+    // Where tmp_dir's file system has no direct I/O, runs are spilled through the page cache.
+    if (options.spill_io == IoMode::automatic && plan.spill_direct && !io::direct_io_supported(tmp_dir)) {
+        what.direct_io_possible = false;
+        plan = plan_sort(what, budgets, capacity);
+    }
+    if (plan.input_direct) input.use_direct_io(static_cast<std::size_t>(plan.direct_io_piece));
+}
+
+// What is sorted, as the plan sees it.
+PlanInput PlannedSort::plan_input(const SortOptions& options) const {
     PlanInput what;
     if (!input.streamed()) what.records = input.size() / width;
     what.record_size = width;
@@ -218,7 +235,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
     what.output_folder = output.folder;
     what.tmp_dir = tmp_dir;
     what.spill_io = options.spill_io;
-    // Forced, direct I/O is checked now; chosen by the plan, once it is chosen (below).
+    // Forced, direct I/O is checked now; chosen by the plan, once it is chosen (in the constructor).
     what.direct_io_possible = options.spill_io == IoMode::direct ? io::direct_io_supported(tmp_dir)
                                                                   : options.spill_io == IoMode::automatic;
     if (const std::uint64_t available = available_memory(); available > 0)
@@ -227,17 +244,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
     what.runs_in_caller_memory = options.shared_runs.has_value();
     what.max_fan_in = options.max_fan_in;
     what.max_run_records = options.max_run_records;
-    ChunkSorter& chunk_sorter = *sorter;
-    const ChunkCapacity capacity{
-        [&chunk_sorter](std::size_t slots, const ChunkMemory& memory) { return chunk_sorter.capacity(slots, memory); },
-        chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
-    plan = plan_sort(what, budgets, capacity);
-    // Where tmp_dir's file system has no direct I/O, runs are spilled through the page cache.
-    if (options.spill_io == IoMode::automatic && plan.spill_direct && !io::direct_io_supported(tmp_dir)) {
-        what.direct_io_possible = false;
-        plan = plan_sort(what, budgets, capacity);
-    }
-    if (plan.input_direct) input.use_direct_io(static_cast<std::size_t>(plan.direct_io_piece));
+    return what;
 }
 
 // What the plan needs to choose how INPUT is read and OUTPUT written: whether direct I/O can be used
@@ -535,6 +542,24 @@ void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
     report.output_bytes = report.output_records * planned.width;
 }
 
+// Copies records [first, ...) of the two buffers of `chunks`, one after the other, into `bytes`.
+void read_from_chunks(const StreamChunks& chunks, std::uint64_t first, std::span<std::byte> bytes) {
+    const std::size_t width = chunks.input_width;
+    std::byte* out = bytes.data();
+    std::uint64_t n = bytes.size() / width;
+    for (std::size_t b = 0; b < 2 && n > 0; ++b) {
+        if (first >= chunks.records[b]) {
+            first -= chunks.records[b];
+            continue;
+        }
+        const std::uint64_t take = std::min(n, chunks.records[b] - first);
+        io::copy_parallel(out, std::span<const std::byte>(chunks.buffers[b].data() + first * width, take * width));
+        out += take * width;
+        n -= take;
+        first = 0;
+    }
+}
+
 // A stream of unknown size (stdin, a pipe, a compressed file), read front to back. Chunks are
 // read into the plan's two host buffers; when the stream ends within them and holds at most
 // plan.one_chunk_records records, it is sorted as one chunk, otherwise each chunk becomes a run as
@@ -572,25 +597,9 @@ void sort_streamed(SortJob& job) {
         report.records = first_two;
         report.bytes = first_two * planned.width;
         const SortOutput& output = job.target->open(report.bytes);
-        sort_as_one_chunk(job, first_two,
-                          [&](std::uint64_t first, std::span<std::byte> bytes) {
-                              // Records [first, ...) of the two buffers, one after the other.
-                              std::byte* out = bytes.data();
-                              std::uint64_t n = bytes.size() / planned.width;
-                              for (std::size_t b = 0; b < 2 && n > 0; ++b) {
-                                  if (first >= chunks.records[b]) {
-                                      first -= chunks.records[b];
-                                      continue;
-                                  }
-                                  const std::uint64_t take = std::min(n, chunks.records[b] - first);
-                                  io::copy_parallel(out, std::span<const std::byte>(chunks.buffers[b].data() + first * planned.width,
-                                                                                take * planned.width));
-                                  out += take * planned.width;
-                                  n -= take;
-                                  first = 0;
-                              }
-                          },
-                          output);
+        sort_as_one_chunk(
+            job, first_two, [&](std::uint64_t first, std::span<std::byte> bytes) { read_from_chunks(chunks, first, bytes); },
+            output);
         return;
     }
     // Runs, however few records the stream turns out to hold (two full chunks may be all).

@@ -484,40 +484,36 @@ bool does_direct_io(const std::string& folder) {
     return direct >= 0;
 }
 
-void sweep(Scenario scenario) {
-    ScratchDir logs;
-    if (any_direct(scenario) && !does_direct_io(logs.path()))
-        GTEST_SKIP() << "the file system of " << logs.path() << " does not do direct I/O";
-    const auto start = std::chrono::steady_clock::now();
-    const std::vector<std::string> lasting = lasting_faults(scenario, logs / "first.log");
-    std::set<std::string> lasting_sites;
-    for (const std::string& f : lasting) lasting_sites.insert(f.substr(0, f.find(" * ")));
-
-    // The clean run: the sites, and proof that the scenario is the multi-run, multi-pass sort it is meant to be.
-    HookLog clean;
-    {
-        SCOPED_TRACE(std::string(name_of(scenario)) + ", no fault");
-        Workspace work(scenario);
-        const Run run = run_sort(work, logs / "clean.log", fault_setting(lasting, ""));
-        work.expect_sorted(run.result);
-        if (forms_runs(scenario)) {
-            EXPECT_GE(stat_of(run.result.err, "runs"), 3u) << run.result.err;
-            EXPECT_GE(stat_of(run.result.err, "merge_passes"), 2u) << run.result.err;
-        } else {
-            EXPECT_NE(run.result.err.find("\"spill_io\": \"none\""), std::string::npos) << run.result.err;
-        }
-        if (spill_direct(scenario)) {
-            EXPECT_NE(run.result.err.find("\"spill_io\": \"direct\""), std::string::npos) << run.result.err;
-        }
-        if (input_direct(scenario)) {
-            EXPECT_NE(run.result.err.find("\"input_io\": \"direct\""), std::string::npos) << run.result.err;
-        }
-        if (output_direct(scenario)) {
-            EXPECT_NE(run.result.err.find("\"output_io\": \"direct\""), std::string::npos) << run.result.err;
-        }
-        EXPECT_EQ(run.log.injected.size(), lasting.size());
-        clean = run.log;
+// The clean run, under the lasting faults only: the sites it reaches, and proof that the scenario is
+// the multi-run, multi-pass sort it is meant to be, with the direct I/O it is meant to have.
+HookLog clean_run(Scenario scenario, const ScratchDir& logs, const std::vector<std::string>& lasting) {
+    SCOPED_TRACE(std::string(name_of(scenario)) + ", no fault");
+    Workspace work(scenario);
+    const Run run = run_sort(work, logs / "clean.log", fault_setting(lasting, ""));
+    work.expect_sorted(run.result);
+    const std::string& stats = run.result.err;
+    if (forms_runs(scenario)) {
+        EXPECT_GE(stat_of(stats, "runs"), 3u) << stats;
+        EXPECT_GE(stat_of(stats, "merge_passes"), 2u) << stats;
+    } else {
+        EXPECT_NE(stats.find("\"spill_io\": \"none\""), std::string::npos) << stats;
     }
+    if (spill_direct(scenario)) {
+        EXPECT_NE(stats.find("\"spill_io\": \"direct\""), std::string::npos) << stats;
+    }
+    if (input_direct(scenario)) {
+        EXPECT_NE(stats.find("\"input_io\": \"direct\""), std::string::npos) << stats;
+    }
+    if (output_direct(scenario)) {
+        EXPECT_NE(stats.find("\"output_io\": \"direct\""), std::string::npos) << stats;
+    }
+    EXPECT_EQ(run.log.injected.size(), lasting.size());
+    return run.log;
+}
+
+// The clean run reached every operation the scenario must reach (the direct transfers too), and
+// each operation it reached has faults listed for it.
+void expect_sites_covered(Scenario scenario, const HookLog& clean) {
     std::set<std::string> reached;
     for (const Site& site : clean.sites) reached.insert(site.op);
     for (const std::string& op : required_ops(scenario)) EXPECT_TRUE(reached.count(op)) << op << " was not reached";
@@ -529,89 +525,123 @@ void sweep(Scenario scenario) {
         }
     }
     for (const std::string& op : reached) EXPECT_TRUE(kFaults.count(op)) << "no faults listed for " << op;
-    ASSERT_FALSE(::testing::Test::HasFailure()) << "the clean run of " << name_of(scenario) << " failed";
+}
 
+// What the runs with a fault came to.
+struct SweepTally {
     std::size_t runs = 0, failed = 0, survived = 0, not_reached = 0;
-    std::set<std::string> worked_around;
+    std::set<std::string> worked_around;  // operations whose fault the program worked around
     // What the faults hit of the direct I/O: "pread INPUT", "pwrite OUTPUT", "open INPUT" (the
     // descriptor opened again for it), ...
     std::set<std::string> direct_hit;
-    for (const Site& site : clean.sites) {
-        if (lasting_sites.count(site.op + " " + site.location)) continue;
-        for (const std::string& kind : kFaults.at(site.op)) {
-            for (const std::uint64_t hit : hits_to_fault(scenario, site, kind)) {
-                const std::string fault = site.op + " " + site.location + " " + std::to_string(hit) + " " + kind;
-                SCOPED_TRACE(std::string(name_of(scenario)) + ", fault '" + fault + "' in " + site.function);
-                Workspace work(scenario);
-                const Run run =
-                    run_sort(work, logs / ("run" + std::to_string(runs) + ".log"), fault_setting(lasting, fault));
-                ++runs;
-                const Result& r = run.result;
-                EXPECT_FALSE(run.hung) << "hung; stderr: " << r.err;
-                const std::optional<Injected> injected = run.log.injected_at(site.op + " " + site.location);
-                if (!injected) {
-                    // The site was hit fewer times in this run than in the clean one (a pipe's reads vary).
-                    EXPECT_GT(hit, 1u) << "the fault was not injected";
-                    work.expect_sorted(r);
-                    ++not_reached;
-                    continue;
-                }
-                EXPECT_EQ(injected->op + " " + injected->location + " " + std::to_string(injected->hit) + " " +
-                              injected->kind,
-                          fault);
-                const std::vector<Workspace::Named> names = work.names_for(*injected);
-                const bool on_direct = site.function.find("File::read_direct") != std::string::npos ||
-                                       site.function.find("File::write_direct") != std::string::npos;
-                if (on_direct && names.size() == 1) direct_hit.insert(site.op + " " + names.front().role);
-                if (must_not_matter(kind) || survivable(site.function, site.op)) {
-                    work.expect_sorted(r);
-                    ++survived;
-                    continue;
-                }
-                if (may_be_worked_around(kind) && r.exited() && r.exit_code() == 0) {
-                    work.expect_sorted(r);
-                    worked_around.insert(site.op);
-                    ++survived;
-                    continue;
-                }
-                ++failed;
-                EXPECT_TRUE(r.exited() && r.exit_code() == 1) << r.how_it_ended() << "; stderr: " << r.err;
-                if (names.empty()) {
-                    expect_one_error_line(r, "out of memory");  // anonymous memory: nothing else to name
-                } else {
-                    // "'PATH'", or "'FOLDER (temp file)'" for a temp file
-                    expect_one_error_line(r, std::strerror(error_value(kind)));
-                    const auto named = std::find_if(names.begin(), names.end(), [&](const Workspace::Named& n) {
-                        return r.err.find("'" + n.name) != std::string::npos;
-                    });
-                    std::string expected;
-                    for (const auto& n : names) expected += " '" + n.name + "'";
-                    EXPECT_NE(named, names.end()) << "the error line names none of" << expected << ": " << r.err;
-                    if (named != names.end() && site.function.find("File::use_direct_io") != std::string::npos)
-                        direct_hit.insert("open " + named->role);
-                }
-                work.expect_as_it_was();
-            }
-        }
+};
+
+// A run that must fail: status 1, one error line with the fault's cause naming one of the files the
+// site works on (or "out of memory" for anonymous memory), and every file as it was.
+void expect_failed_cleanly(const Result& r, const Workspace& work, const std::vector<Workspace::Named>& names,
+                           const Site& site, const std::string& kind, SweepTally& tally) {
+    ++tally.failed;
+    EXPECT_TRUE(r.exited() && r.exit_code() == 1) << r.how_it_ended() << "; stderr: " << r.err;
+    if (names.empty()) {
+        expect_one_error_line(r, "out of memory");  // anonymous memory: nothing else to name
+    } else {
+        // "'PATH'", or "'FOLDER (temp file)'" for a temp file
+        expect_one_error_line(r, std::strerror(error_value(kind)));
+        const auto named = std::find_if(names.begin(), names.end(), [&](const Workspace::Named& n) {
+            return r.err.find("'" + n.name) != std::string::npos;
+        });
+        std::string expected;
+        for (const auto& n : names) expected += " '" + n.name + "'";
+        EXPECT_NE(named, names.end()) << "the error line names none of" << expected << ": " << r.err;
+        if (named != names.end() && site.function.find("File::use_direct_io") != std::string::npos)
+            tally.direct_hit.insert("open " + named->role);
     }
-    // The work-arounds were taken where the program has them: named temp files without O_TMPFILE, and
-    // pwrite where the output's space cannot be reserved.
+    work.expect_as_it_was();
+}
+
+// One run with `kind` injected at the hit-th call of `site`: it succeeds where the fault must not
+// matter or is worked around, else fails cleanly.
+void run_with_fault(Scenario scenario, const ScratchDir& logs, const std::vector<std::string>& lasting, const Site& site,
+                    const std::string& kind, std::uint64_t hit, SweepTally& tally) {
+    const std::string fault = site.op + " " + site.location + " " + std::to_string(hit) + " " + kind;
+    SCOPED_TRACE(std::string(name_of(scenario)) + ", fault '" + fault + "' in " + site.function);
+    Workspace work(scenario);
+    const Run run = run_sort(work, logs / ("run" + std::to_string(tally.runs) + ".log"), fault_setting(lasting, fault));
+    ++tally.runs;
+    const Result& r = run.result;
+    EXPECT_FALSE(run.hung) << "hung; stderr: " << r.err;
+    const std::optional<Injected> injected = run.log.injected_at(site.op + " " + site.location);
+    if (!injected) {
+        // The site was hit fewer times in this run than in the clean one (a pipe's reads vary).
+        EXPECT_GT(hit, 1u) << "the fault was not injected";
+        work.expect_sorted(r);
+        ++tally.not_reached;
+        return;
+    }
+    EXPECT_EQ(injected->op + " " + injected->location + " " + std::to_string(injected->hit) + " " + injected->kind, fault);
+    const std::vector<Workspace::Named> names = work.names_for(*injected);
+    const bool on_direct = site.function.find("File::read_direct") != std::string::npos ||
+                           site.function.find("File::write_direct") != std::string::npos;
+    if (on_direct && names.size() == 1) tally.direct_hit.insert(site.op + " " + names.front().role);
+    if (must_not_matter(kind) || survivable(site.function, site.op)) {
+        work.expect_sorted(r);
+        ++tally.survived;
+        return;
+    }
+    if (may_be_worked_around(kind) && r.exited() && r.exit_code() == 0) {
+        work.expect_sorted(r);
+        tally.worked_around.insert(site.op);
+        ++tally.survived;
+        return;
+    }
+    expect_failed_cleanly(r, work, names, site, kind, tally);
+}
+
+// The work-arounds were taken where the program has them, and faults hit the direct transfers of
+// each file read or written so.
+void expect_work_arounds_and_direct_hits(Scenario scenario, const SweepTally& tally) {
+    // Named temp files without O_TMPFILE, and pwrite where the output's space cannot be reserved.
     if (scenario == Scenario::file_to_file) {
-        EXPECT_TRUE(worked_around.count("open")) << "no open without O_TMPFILE was worked around";
-        EXPECT_TRUE(worked_around.count("fallocate")) << "no fallocate without support was worked around";
+        EXPECT_TRUE(tally.worked_around.count("open")) << "no open without O_TMPFILE was worked around";
+        EXPECT_TRUE(tally.worked_around.count("fallocate")) << "no fallocate without support was worked around";
     }
-    // Faults hit the direct transfers (and the opening for them) of each file read or written so,
-    // so that the sweep fails if direct I/O silently stops being used.
+    // The direct transfers (and the opening for them), so that the sweep fails if direct I/O
+    // silently stops being used.
     std::set<std::string> direct_expected;
     if (input_direct(scenario)) direct_expected.insert({"open INPUT", "pread INPUT"});
     if (output_direct(scenario)) direct_expected.insert({"open OUTPUT", "pwrite OUTPUT"});
     if (spill_direct(scenario)) direct_expected.insert({"open tmp", "pwrite tmp", "pread tmp"});
     for (const std::string& hit : direct_expected)
-        EXPECT_TRUE(direct_hit.count(hit)) << "no fault was injected into a direct " << hit;
+        EXPECT_TRUE(tally.direct_hit.count(hit)) << "no fault was injected into a direct " << hit;
+}
+
+// The sweep of one scenario: a clean run finds the sites, then each fault of each site (but those
+// of the lasting faults) is injected in a run of its own.
+void sweep(Scenario scenario) {
+    ScratchDir logs;
+    if (any_direct(scenario) && !does_direct_io(logs.path()))
+        GTEST_SKIP() << "the file system of " << logs.path() << " does not do direct I/O";
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::string> lasting = lasting_faults(scenario, logs / "first.log");
+    std::set<std::string> lasting_sites;
+    for (const std::string& f : lasting) lasting_sites.insert(f.substr(0, f.find(" * ")));
+
+    const HookLog clean = clean_run(scenario, logs, lasting);
+    expect_sites_covered(scenario, clean);
+    ASSERT_FALSE(::testing::Test::HasFailure()) << "the clean run of " << name_of(scenario) << " failed";
+
+    SweepTally tally;
+    for (const Site& site : clean.sites) {
+        if (lasting_sites.count(site.op + " " + site.location)) continue;
+        for (const std::string& kind : kFaults.at(site.op))
+            for (const std::uint64_t hit : hits_to_fault(scenario, site, kind))
+                run_with_fault(scenario, logs, lasting, site, kind, hit, tally);
+    }
+    expect_work_arounds_and_direct_hits(scenario, tally);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << name_of(scenario) << ": " << clean.sites.size() << " sites, " << runs << " runs with a fault: "
-              << failed << " failed as they must, " << survived << " succeeded as they must, " << not_reached
-              << " not reached (" << seconds << " s)\n";
+    std::cout << name_of(scenario) << ": " << clean.sites.size() << " sites, " << tally.runs << " runs with a fault: "
+              << tally.failed << " failed as they must, " << tally.survived << " succeeded as they must, "
+              << tally.not_reached << " not reached (" << seconds << " s)\n";
 }
 
 TEST(FaultInjection, FileToFile) { sweep(Scenario::file_to_file); }

@@ -115,57 +115,68 @@ const testing::ScratchDir& scratch() {
     return dir;
 }
 
-}  // namespace
+// What the first two bytes choose.
+struct Choice {
+    bool unique = false, descending = false, verify = false;
+    unsigned threads = 1;
+    unsigned budget = 0;  // 0: one chunk; 1: runs of at most run_records; 2, 3: and that fan-in
+    InputKind input = InputKind::file;
+    OutputKind output = OutputKind::file;
+    std::uint64_t run_records = 1;
+};
 
-void sort_target(Input data) {
-    if (data.size() < 3) return;
-    const unsigned flags = data[0], out_flags = data[1];
-    data = data.subspan(2);
-    const bool unique = flags & 1, descending = flags & 2, verify = flags & 128;
-    const unsigned budget = (flags >> 3) & 3;
-    const auto input_kind = static_cast<InputKind>((flags >> 5) & 3);
-    const auto output_kind = static_cast<OutputKind>(out_flags & 3);
-    const std::uint64_t run_records = 1 + (out_flags >> 2);
-    const std::optional<Layout> layout = read_layout(data, descending);
-    if (!layout || layout->spec.fields.empty()) return;
-    const KeySpec& spec = layout->spec;
-    const std::size_t r = spec.record_size;
+Choice read_choice(unsigned flags, unsigned out_flags) {
+    Choice c;
+    c.unique = flags & 1;
+    c.descending = flags & 2;
+    c.verify = flags & 128;
+    c.threads = flags & 4 ? 2 : 1;
+    c.budget = (flags >> 3) & 3;
+    c.input = static_cast<InputKind>((flags >> 5) & 3);
+    c.output = static_cast<OutputKind>(out_flags & 3);
+    c.run_records = 1 + (out_flags >> 2);
+    return c;
+}
 
+// The records to sort: the bytes left, cut to whole records of r bytes; a ragged input is made to
+// end in the middle of one.
+std::vector<std::byte> records_of(Input data, std::size_t r, bool ragged) {
     std::vector<std::byte> records(std::as_bytes(data).begin(), std::as_bytes(data).end());
-    const bool ragged = input_kind == InputKind::ragged && r > 1;
     if (ragged && records.size() % r == 0) records.push_back(std::byte{0x5a});
     if (!ragged) records.resize(records.size() / r * r);
-    const std::uint64_t n = records.size() / r;
+    return records;
+}
 
-    const testing::ScratchDir& dir = scratch();
-    const Compression input_compression = input_kind == InputKind::zst ? Compression::zstd
-                                              : input_kind == InputKind::gz ? Compression::gzip
-                                                                            : Compression::none;
-    const std::string input = dir / (input_compression == Compression::zstd ? "in.zst"
-                                     : input_compression == Compression::gzip ? "in.gz"
-                                                                                  : "in");
-    write_file(input, records, input_compression);
-    const std::vector<std::byte> input_bytes = read_file(input);
-    const std::vector<std::byte> old_output = {std::byte{'o'}, std::byte{'l'}, std::byte{'d'}};
+// The input file of the records, compressed as chosen; returns its path.
+std::string write_input(const testing::ScratchDir& dir, InputKind kind, std::span<const std::byte> records) {
+    const Compression compression = kind == InputKind::zst ? Compression::zstd
+                                    : kind == InputKind::gz ? Compression::gzip
+                                                            : Compression::none;
+    const std::string input = dir / (compression == Compression::zstd ? "in.zst" : compression == Compression::gzip ? "in.gz" : "in");
+    write_file(input, records, compression);
+    return input;
+}
 
+// The sort's options: the CPU, the smallest budget, the layout's order, the testing aids and the
+// output chosen (a pipe: through `pipe`).
+SortOptions options_for(const Choice& c, const Layout& layout, const std::string& input, const testing::ScratchDir& dir,
+                        std::optional<PipeCollector>& pipe) {
     SortOptions options;
     options.input = input;
     options.backend = Backend::cpu;
-    options.threads = flags & 4 ? 2 : 1;
+    options.threads = c.threads;
     options.memory_bytes = kMinMemoryBudget;
     options.tmp_dir = dir / "tmp";
-    options.verify = verify;
-    options.unique = unique;
-    if (layout->keys) {
-        options.order = {*layout->keys, descending};
+    options.verify = c.verify;
+    options.unique = c.unique;
+    if (layout.keys) {
+        options.order = {*layout.keys, c.descending};
     } else {
-        options.records = spec;
+        options.records = layout.spec;
     }
-    if (budget > 0) options.max_run_records = run_records;
-    if (budget > 1) options.max_fan_in = budget;
-    std::optional<PipeCollector> pipe;
-    std::set<std::string> expected_entries = {std::filesystem::path(input).filename(), "tmp"};
-    switch (output_kind) {
+    if (c.budget > 0) options.max_run_records = c.run_records;
+    if (c.budget > 1) options.max_fan_in = c.budget;
+    switch (c.output) {
     case OutputKind::file: options.output = dir / "out"; break;
     case OutputKind::existing:
         options.output = dir / "out";
@@ -177,38 +188,77 @@ void sort_target(Input data) {
         options.output = fd_path(pipe->write_fd());
         break;
     }
-    const bool to_file = output_kind != OutputKind::pipe;
+    return options;
+}
+
+std::string describe(const Choice& c, std::size_t r, std::uint64_t n, bool ragged) {
+    return "records of " + std::to_string(r) + " bytes, " + std::to_string(n) + (ragged ? "+" : "") + " of them, unique " +
+           std::to_string(c.unique) + ", budget " + std::to_string(c.budget) + ", input " +
+           std::to_string(static_cast<int>(c.input)) + ", output " + std::to_string(static_cast<int>(c.output)) +
+           ", verify " + std::to_string(c.verify);
+}
+
+// An input that ends in the middle of a record: refused with an error naming it, an existing
+// output unchanged. Returns whether the output's name is still to be found in the folder.
+bool check_refused(const SortOptions& options, OutputKind output, std::optional<PipeCollector>& pipe, const std::string& what) {
+    try {
+        sort_file(options);
+        check(false, "an input ending in the middle of a record was sorted: " + what);
+    } catch (const SortError& e) {
+        check(std::string(e.what()).find(options.input) != std::string::npos, "the error does not name the input: " + what);
+    }
+    if (pipe) pipe->take();
+    if (output != OutputKind::existing) return false;
+    check(testing::read_text(options.output) == "old", "a failed sort changed the existing output: " + what);
+    return true;
+}
+
+// The sort's output is, byte for byte, the reference's, and its report counts right.
+void check_sorted(const SortOptions& options, const Choice& c, const KeySpec& spec, const std::vector<std::byte>& records,
+                  std::optional<PipeCollector>& pipe, const std::string& what) {
+    const std::size_t r = spec.record_size;
+    const std::uint64_t n = records.size() / r;
+    const SortReport report = sort_file(options);
+    const std::vector<std::byte> expected = testing::reference_record_sort(records, spec, c.unique);
+    std::vector<std::byte> output;
+    if (pipe) output = pipe->take();
+    else if (c.output == OutputKind::zst) output = read_compressed(options.output, Compression::zstd);
+    else output = read_file(options.output);
+    check(output == expected, "the output differs from the reference: " + what);
+    check(report.records == n && report.output_records == expected.size() / r, "the report's counts are wrong: " + what);
+    if (c.budget > 0 && n > 2 * c.run_records) check(report.runs >= 2, "no runs were formed: " + what);
+}
+
+}  // namespace
+
+void sort_target(Input data) {
+    if (data.size() < 3) return;
+    const Choice choice = read_choice(data[0], data[1]);
+    data = data.subspan(2);
+    const std::optional<Layout> layout = read_layout(data, choice.descending);
+    if (!layout || layout->spec.fields.empty()) return;
+    const KeySpec& spec = layout->spec;
+    const std::size_t r = spec.record_size;
+    const bool ragged = choice.input == InputKind::ragged && r > 1;
+    const std::vector<std::byte> records = records_of(data, r, ragged);
+    const std::uint64_t n = records.size() / r;
+
+    const testing::ScratchDir& dir = scratch();
+    const std::string input = write_input(dir, choice.input, records);
+    const std::vector<std::byte> input_bytes = read_file(input);
+    std::optional<PipeCollector> pipe;
+    const SortOptions options = options_for(choice, *layout, input, dir, pipe);
+    std::set<std::string> expected_entries = {std::filesystem::path(input).filename(), "tmp"};
+    const bool to_file = choice.output != OutputKind::pipe;
     const std::string out_name = to_file ? std::string(std::filesystem::path(options.output).filename()) : "";
 
-    const std::string what = "records of " + std::to_string(r) + " bytes, " + std::to_string(n) + (ragged ? "+" : "") +
-                             " of them, unique " + std::to_string(unique) + ", budget " + std::to_string(budget) +
-                             ", input " + std::to_string(static_cast<int>(input_kind)) + ", output " +
-                             std::to_string(static_cast<int>(output_kind)) + ", verify " + std::to_string(verify);
-    if (ragged) {
-        try {
-            sort_file(options);
-            check(false, "an input ending in the middle of a record was sorted: " + what);
-        } catch (const SortError& e) {
-            check(std::string(e.what()).find(input) != std::string::npos, "the error does not name the input: " + what);
-        }
-        if (pipe) pipe->take();
-        if (output_kind == OutputKind::existing) {
-            check(testing::read_text(options.output) == "old", "a failed sort changed the existing output: " + what);
-            expected_entries.insert(out_name);
-        }
-    } else {
-        const SortReport report = sort_file(options);
-        const std::vector<std::byte> expected = testing::reference_record_sort(records, spec, unique);
-        std::vector<std::byte> output;
-        if (pipe) output = pipe->take();
-        else if (output_kind == OutputKind::zst) output = read_compressed(options.output, Compression::zstd);
-        else output = read_file(options.output);
-        check(output == expected, "the output differs from the reference: " + what);
-        check(report.records == n && report.output_records == expected.size() / r,
-              "the report's counts are wrong: " + what);
-        if (budget > 0 && n > 2 * run_records) check(report.runs >= 2, "no runs were formed: " + what);
-        if (to_file) expected_entries.insert(out_name);
-    }
+    const std::string what = describe(choice, r, n, ragged);
+    bool output_left = to_file;  // the output's name is to be found in the folder
+    if (ragged)
+        output_left = check_refused(options, choice.output, pipe, what);
+    else
+        check_sorted(options, choice, spec, records, pipe, what);
+    if (output_left) expected_entries.insert(out_name);
     check(read_file(input) == input_bytes, "the input changed: " + what);
     check(dir.entries() == expected_entries, "files were left behind or are missing: " + what);
     check(std::filesystem::is_empty(dir / "tmp"), "temp files were left behind: " + what);
