@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/device.hpp"
@@ -130,22 +131,12 @@ struct Row {
     std::string note;
 };
 
-// One key type (and payload, or NoPayload) at one size: all methods, the same input.
+// CUB's temporary storage for n keys (pairs): its merge sort's and its radix sort's.
 template <class Key, class Payload>
-Row bench_case(const std::string& type, int size_log, const Options& options, cudaStream_t stream) {
-    constexpr bool kPairs = kIsPayload<Payload>;
-    using PayloadStorage = std::conditional_t<kPairs, Payload, std::uint32_t>;
-    const std::size_t n = std::size_t{1} << size_log;
-    Row row;
-    row.type = type;
-    row.size_log = size_log;
-
-    // Peak device memory of any method: input copy + work arrays + a third set (our scratch, CUB's
-    // output or temporary storage), plus CUB's temporary storage for radix.
-    const std::size_t data_bytes = n * (sizeof(Key) + (kPairs ? sizeof(Payload) : 0));
+std::pair<std::size_t, std::size_t> cub_temp_bytes(std::size_t n, cudaStream_t stream) {
     std::size_t merge_temp = 0;
     std::size_t radix_temp = 0;
-    if constexpr (kPairs) {
+    if constexpr (kIsPayload<Payload>) {
         check_cuda(cub::DeviceMergeSort::StableSortPairs(nullptr, merge_temp, static_cast<Key*>(nullptr),
                                                          static_cast<Payload*>(nullptr), static_cast<std::int64_t>(n),
                                                          LessThan{}, stream),
@@ -164,6 +155,111 @@ Row bench_case(const std::string& type, int size_log, const Options& options, cu
                                                   int(sizeof(Key) * 8), stream),
                    "cub radix temp size");
     }
+    return {merge_temp, radix_temp};
+}
+
+// The input of one case (random keys, and for pairs their indices) and the arrays each method sorts.
+template <class Key, class Payload>
+struct CaseData {
+    static constexpr bool kPairs = kIsPayload<Payload>;
+    using PayloadStorage = std::conditional_t<kPairs, Payload, std::uint32_t>;
+
+    CaseData(std::size_t n, int size_log, cudaStream_t stream)
+        : n(n), stream(stream), input_keys(n), keys(n), input_payload(kPairs ? n : 0), payload(kPairs ? n : 0) {
+        fill_random_keys(input_keys.data(), n, kSeed + static_cast<std::uint64_t>(size_log), stream);
+        if constexpr (kPairs) fill_index_sequence(input_payload.data(), n, stream);
+        input_hash = key_multiset_hash(input_keys.data(), n, stream);
+    }
+    // The input copied into the arrays that a sort in place works on.
+    void restore() {
+        copy_device(keys.data(), input_keys.data(), n * sizeof(Key), stream);
+        if constexpr (kPairs) copy_device(payload.data(), input_payload.data(), n * sizeof(Payload), stream);
+    }
+    bool keys_sorted() { return count_descents(keys.data(), n, stream) == 0; }
+
+    std::size_t n;
+    cudaStream_t stream;
+    DeviceBuffer<Key> input_keys;
+    DeviceBuffer<Key> keys;
+    DeviceBuffer<PayloadStorage> input_payload;
+    DeviceBuffer<PayloadStorage> payload;
+    std::uint64_t input_hash = 0;
+};
+
+// Our DeviceSorter, in place; its output verified: in order, the same keys, and for pairs stable.
+template <class Key, class Payload>
+void bench_ours(CaseData<Key, Payload>& d, const Options& options, Row& row, std::vector<std::string>& failures) {
+    const std::size_t n = d.n;
+    DeviceSorter<Key, Payload> sorter(n);
+    row.ours_ms = time_median_ms(options.reps, d.stream, [&] { d.restore(); }, [&] {
+        if constexpr (CaseData<Key, Payload>::kPairs) {
+            sorter.sort(d.keys.data(), d.payload.data(), n, d.stream);
+        } else {
+            sorter.sort(d.keys.data(), n, d.stream);
+        }
+    });
+    bool ok = d.keys_sorted() && key_multiset_hash(d.keys.data(), n, d.stream) == d.input_hash;
+    if constexpr (CaseData<Key, Payload>::kPairs) {
+        ok = ok && count_stable_index_errors(d.keys.data(), d.payload.data(), d.input_keys.data(), n, d.stream) == 0;
+    }
+    row.verified = ok ? "yes" : "NO";
+    if (!ok) failures.push_back("ours");
+}
+
+// cub::DeviceMergeSort, in place; its output checked for order.
+template <class Key, class Payload>
+void bench_cub_merge(CaseData<Key, Payload>& d, std::size_t merge_temp, const Options& options, Row& row,
+                     std::vector<std::string>& failures) {
+    DeviceBuffer<char> temp(merge_temp);
+    row.merge_ms = time_median_ms(options.reps, d.stream, [&] { d.restore(); }, [&] {
+        std::size_t bytes = merge_temp;
+        if constexpr (CaseData<Key, Payload>::kPairs) {
+            check_cuda(cub::DeviceMergeSort::StableSortPairs(temp.data(), bytes, d.keys.data(), d.payload.data(),
+                                                             static_cast<std::int64_t>(d.n), LessThan{}, d.stream),
+                       "cub::DeviceMergeSort::StableSortPairs");
+        } else {
+            check_cuda(cub::DeviceMergeSort::SortKeys(temp.data(), bytes, d.keys.data(), static_cast<std::int64_t>(d.n),
+                                                      LessThan{}, d.stream),
+                       "cub::DeviceMergeSort::SortKeys");
+        }
+    });
+    if (!d.keys_sorted()) failures.push_back("cub-merge");
+}
+
+// cub::DeviceRadixSort, out of place: it reads the untouched input and writes keys (and payload),
+// so there is nothing to restore; its output checked for order.
+template <class Key, class Payload>
+void bench_cub_radix(CaseData<Key, Payload>& d, std::size_t radix_temp, const Options& options, Row& row,
+                     std::vector<std::string>& failures) {
+    DeviceBuffer<char> temp(radix_temp);
+    row.radix_ms = time_median_ms(options.reps, d.stream, [] {}, [&] {
+        std::size_t bytes = radix_temp;
+        if constexpr (CaseData<Key, Payload>::kPairs) {
+            check_cuda(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, d.input_keys.data(), d.keys.data(),
+                                                       d.input_payload.data(), d.payload.data(),
+                                                       static_cast<std::int64_t>(d.n), 0, int(sizeof(Key) * 8), d.stream),
+                       "cub::DeviceRadixSort::SortPairs");
+        } else {
+            check_cuda(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, d.input_keys.data(), d.keys.data(),
+                                                      static_cast<std::int64_t>(d.n), 0, int(sizeof(Key) * 8), d.stream),
+                       "cub::DeviceRadixSort::SortKeys");
+        }
+    });
+    if (!d.keys_sorted()) failures.push_back("cub-radix");
+}
+
+// One key type (and payload, or NoPayload) at one size: all methods, the same input.
+template <class Key, class Payload>
+Row bench_case(const std::string& type, int size_log, const Options& options, cudaStream_t stream) {
+    const std::size_t n = std::size_t{1} << size_log;
+    Row row;
+    row.type = type;
+    row.size_log = size_log;
+
+    // Peak device memory of any method: input copy + work arrays + a third set (our scratch, CUB's
+    // output or temporary storage), plus CUB's temporary storage for radix.
+    const std::size_t data_bytes = n * (sizeof(Key) + (kIsPayload<Payload> ? sizeof(Payload) : 0));
+    const auto [merge_temp, radix_temp] = cub_temp_bytes<Key, Payload>(n, stream);
     const std::size_t peak = 2 * data_bytes + std::max({DeviceSorter<Key, Payload>::scratch_bytes(n), merge_temp,
                                                         data_bytes + radix_temp});
     const std::size_t free_bytes = device_info(current_device()).free_bytes;
@@ -172,71 +268,11 @@ Row bench_case(const std::string& type, int size_log, const Options& options, cu
         return row;
     }
 
-    DeviceBuffer<Key> input_keys(n);
-    DeviceBuffer<Key> keys(n);
-    DeviceBuffer<PayloadStorage> input_payload(kPairs ? n : 0);
-    DeviceBuffer<PayloadStorage> payload(kPairs ? n : 0);
-    fill_random_keys(input_keys.data(), n, kSeed + static_cast<std::uint64_t>(size_log), stream);
-    if constexpr (kPairs) fill_index_sequence(input_payload.data(), n, stream);
-    const std::uint64_t input_hash = key_multiset_hash(input_keys.data(), n, stream);
-    auto restore = [&] {
-        copy_device(keys.data(), input_keys.data(), n * sizeof(Key), stream);
-        if constexpr (kPairs) copy_device(payload.data(), input_payload.data(), n * sizeof(Payload), stream);
-    };
+    CaseData<Key, Payload> data(n, size_log, stream);
     std::vector<std::string> failures;
-
-    if (contains(options.methods, "ours")) {
-        DeviceSorter<Key, Payload> sorter(n);
-        row.ours_ms = time_median_ms(options.reps, stream, restore, [&] {
-            if constexpr (kPairs) {
-                sorter.sort(keys.data(), payload.data(), n, stream);
-            } else {
-                sorter.sort(keys.data(), n, stream);
-            }
-        });
-        bool ok = count_descents(keys.data(), n, stream) == 0 && key_multiset_hash(keys.data(), n, stream) == input_hash;
-        if constexpr (kPairs) {
-            ok = ok && count_stable_index_errors(keys.data(), payload.data(), input_keys.data(), n, stream) == 0;
-        }
-        row.verified = ok ? "yes" : "NO";
-        if (!ok) failures.push_back("ours");
-    }
-    if (contains(options.methods, "merge")) {
-        DeviceBuffer<char> temp(merge_temp);
-        row.merge_ms = time_median_ms(options.reps, stream, restore, [&] {
-            std::size_t bytes = merge_temp;
-            if constexpr (kPairs) {
-                check_cuda(cub::DeviceMergeSort::StableSortPairs(temp.data(), bytes, keys.data(), payload.data(),
-                                                                 static_cast<std::int64_t>(n), LessThan{}, stream),
-                           "cub::DeviceMergeSort::StableSortPairs");
-            } else {
-                check_cuda(cub::DeviceMergeSort::SortKeys(temp.data(), bytes, keys.data(),
-                                                          static_cast<std::int64_t>(n), LessThan{}, stream),
-                           "cub::DeviceMergeSort::SortKeys");
-            }
-        });
-        if (count_descents(keys.data(), n, stream) != 0) failures.push_back("cub-merge");
-    }
-    if (contains(options.methods, "radix")) {
-        DeviceBuffer<char> temp(radix_temp);
-        // Out of place: reads the untouched input, writes keys/payload; nothing to restore.
-        row.radix_ms = time_median_ms(options.reps, stream, [] {}, [&] {
-            std::size_t bytes = radix_temp;
-            if constexpr (kPairs) {
-                check_cuda(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, input_keys.data(), keys.data(),
-                                                           input_payload.data(), payload.data(),
-                                                           static_cast<std::int64_t>(n), 0, int(sizeof(Key) * 8),
-                                                           stream),
-                           "cub::DeviceRadixSort::SortPairs");
-            } else {
-                check_cuda(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, input_keys.data(), keys.data(),
-                                                          static_cast<std::int64_t>(n), 0, int(sizeof(Key) * 8),
-                                                          stream),
-                           "cub::DeviceRadixSort::SortKeys");
-            }
-        });
-        if (count_descents(keys.data(), n, stream) != 0) failures.push_back("cub-radix");
-    }
+    if (contains(options.methods, "ours")) bench_ours(data, options, row, failures);
+    if (contains(options.methods, "merge")) bench_cub_merge(data, merge_temp, options, row, failures);
+    if (contains(options.methods, "radix")) bench_cub_radix(data, radix_temp, options, row, failures);
     for (const auto& failure : failures) row.note += (row.note.empty() ? "" : "; ") + failure + " output NOT sorted";
     return row;
 }

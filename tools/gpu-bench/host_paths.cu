@@ -128,6 +128,118 @@ void read_other_process(pid_t pid, const std::byte* from, std::byte* to, std::si
     }
 }
 
+// On mappings that `make` gives (and `release` undoes): fresh pages faulted in, a copy from `source`
+// into them, and a copy into fresh ones.
+void fresh_and_faulted(const std::string& name, unsigned threads, std::size_t bytes, const std::byte* source,
+                       const std::function<std::byte*(int&)>& make, const std::function<void(std::byte*, int)>& release) {
+    int fd = -1;
+    std::byte* out = make(fd);
+    report((name + ": fresh pages faulted in (populate)").c_str(), threads, bytes,
+           parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(out + b, e - b, MADV_POPULATE_WRITE); }));
+    report((name + ": copy into faulted-in pages").c_str(), threads, bytes,
+           parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
+    release(out, fd);
+    out = make(fd);
+    report((name + ": copy into fresh pages").c_str(), threads, bytes,
+           parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
+    release(out, fd);
+}
+
+// Another process's memory: a child holds `source` (the parent's pages, shared until written) until
+// the parent, which may read a child's memory, has copied it into `target`.
+void copy_from_another_process(unsigned threads, std::size_t bytes, const std::byte* source, std::byte* target) {
+    int wait_pipe[2];
+    if (::pipe(wait_pipe) != 0) {
+        std::perror("pipe");
+        std::exit(1);
+    }
+    const pid_t child = ::fork();
+    if (child < 0) {
+        std::perror("fork");
+        std::exit(1);
+    }
+    if (child == 0) {
+        ::close(wait_pipe[1]);
+        char c;
+        while (::read(wait_pipe[0], &c, 1) > 0) {
+        }
+        ::_exit(0);
+    }
+    ::close(wait_pipe[0]);
+    report("another process's memory: process_vm_readv into faulted-in pages", threads, bytes,
+           parallel(bytes, threads, [&](std::size_t b, std::size_t e) { read_other_process(child, source, target, b, e); }));
+    ::close(wait_pipe[1]);
+    ::waitpid(child, nullptr, 0);
+}
+
+// Every copy on `threads` threads: into file maps (as the engine maps its output, and sparse),
+// anonymous memory, shared memory and from another process's memory.
+void bench_copies(const std::string& path, unsigned threads, std::size_t bytes, const std::byte* source) {
+    for (const bool as_the_engine : {true, false})
+        fresh_and_faulted(as_the_engine ? "file map (reserved, huge pages)" : "file map (sparse, small pages)", threads, bytes,
+                          source, [&](int& fd) { return map_file(path, bytes, fd, as_the_engine); },
+                          [&](std::byte* p, int fd) { unmap_file(path, p, bytes, fd); });
+    std::byte* target = anonymous(bytes);
+    report("anonymous: copy into fresh pages", threads, bytes,
+           parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
+    report("anonymous: copy into faulted-in pages", threads, bytes,
+           parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
+    fresh_and_faulted("shared memory (tmpfs)", threads, bytes, source, [&](int& fd) { return shared_memory(bytes, fd); },
+                      [&](std::byte* p, int fd) {
+                          ::munmap(p, bytes);
+                          ::close(fd);
+                      });
+    copy_from_another_process(threads, bytes, source, target);
+    ::munmap(target, bytes);
+}
+
+// DMA between the device and registered `source` in 512 MiB slices: to the device in 1, 33 and 256
+// parts per slice (a merge's parts of its runs), and back in whole slices.
+void bench_dma(std::byte* source, std::size_t bytes) {
+    const std::size_t slice = std::size_t{512} << 20;
+    void* device = nullptr;
+    check(cudaMalloc(&device, slice), "cudaMalloc");
+    cudaStream_t stream;
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    for (std::size_t parts : {std::size_t{1}, std::size_t{33}, std::size_t{256}}) {
+        const std::size_t part = slice / parts;
+        const double start = now();
+        for (std::size_t s = 0; s + slice <= bytes; s += slice)
+            for (std::size_t p = 0; p < parts; ++p)
+                check(cudaMemcpyAsync(static_cast<std::byte*>(device) + p * part, source + s + p * part, part,
+                                      cudaMemcpyHostToDevice, stream),
+                      "cudaMemcpyAsync");
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        const std::string what = "DMA to the device, " + std::to_string(parts) + " parts per 512 MiB";
+        report(what.c_str(), 1, bytes / slice * slice, now() - start);
+    }
+    const double start = now();
+    for (std::size_t s = 0; s + slice <= bytes; s += slice)
+        check(cudaMemcpyAsync(source + s, device, slice, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    report("DMA from the device, 512 MiB pieces", 1, bytes / slice * slice, now() - start);
+}
+
+// Pinning for DMA: populated memory registered whole, DMA in merge-sized parts, the registration
+// undone; and pinned memory allocated as such.
+void bench_pinning(std::byte* source, std::size_t bytes) {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaFree(nullptr), "cudaFree");
+    double start = now();
+    check(cudaHostRegister(source, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+    report("cudaHostRegister of populated memory", 1, bytes, now() - start);
+    bench_dma(source, bytes);
+    start = now();
+    check(cudaHostUnregister(source), "cudaHostUnregister");
+    report("cudaHostUnregister", 1, bytes, now() - start);
+
+    start = now();
+    void* pinned = nullptr;
+    check(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+    report("cudaHostAlloc", 1, bytes, now() - start);
+    check(cudaFreeHost(pinned), "cudaFreeHost");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,102 +260,7 @@ int main(int argc, char** argv) {
     parallel(bytes, most, [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; i += 8) std::memcpy(source + i, &i, 8);
     });
-
-    for (unsigned threads : thread_counts) {
-        // On mappings that `make` gives (and `release` undoes): fresh pages faulted in, a copy into
-        // them, and a copy into fresh ones.
-        auto fresh_and_faulted = [&](const std::string& name, const std::function<std::byte*(int&)>& make,
-                                     const std::function<void(std::byte*, int)>& release) {
-            int fd = -1;
-            std::byte* out = make(fd);
-            report((name + ": fresh pages faulted in (populate)").c_str(), threads, bytes,
-                   parallel(bytes, threads, [&](std::size_t b, std::size_t e) { ::madvise(out + b, e - b, MADV_POPULATE_WRITE); }));
-            report((name + ": copy into faulted-in pages").c_str(), threads, bytes,
-                   parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
-            release(out, fd);
-            out = make(fd);
-            report((name + ": copy into fresh pages").c_str(), threads, bytes,
-                   parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(out + b, source + b, e - b); }));
-            release(out, fd);
-        };
-        for (const bool as_the_engine : {true, false})
-            fresh_and_faulted(as_the_engine ? "file map (reserved, huge pages)" : "file map (sparse, small pages)",
-                              [&](int& fd) { return map_file(path, bytes, fd, as_the_engine); },
-                              [&](std::byte* p, int fd) { unmap_file(path, p, bytes, fd); });
-        std::byte* target = anonymous(bytes);
-        report("anonymous: copy into fresh pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
-        report("anonymous: copy into faulted-in pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { std::memcpy(target + b, source + b, e - b); }));
-        fresh_and_faulted("shared memory (tmpfs)", [&](int& fd) { return shared_memory(bytes, fd); },
-                          [&](std::byte* p, int fd) {
-                              ::munmap(p, bytes);
-                              ::close(fd);
-                          });
-        // Another process's memory: a child holds `source` (the parent's pages, shared until
-        // written) until the parent, which may read a child's memory, has copied it.
-        int wait_pipe[2];
-        if (::pipe(wait_pipe) != 0) {
-            std::perror("pipe");
-            return 1;
-        }
-        const pid_t child = ::fork();
-        if (child < 0) {
-            std::perror("fork");
-            return 1;
-        }
-        if (child == 0) {
-            ::close(wait_pipe[1]);
-            char c;
-            while (::read(wait_pipe[0], &c, 1) > 0) {
-            }
-            ::_exit(0);
-        }
-        ::close(wait_pipe[0]);
-        report("another process's memory: process_vm_readv into faulted-in pages", threads, bytes,
-               parallel(bytes, threads, [&](std::size_t b, std::size_t e) { read_other_process(child, source, target, b, e); }));
-        ::close(wait_pipe[1]);
-        ::waitpid(child, nullptr, 0);
-        ::munmap(target, bytes);
-    }
-
-    // Pinning for DMA: populated memory registered whole, then DMA in merge-sized parts.
-    check(cudaSetDevice(0), "cudaSetDevice");
-    check(cudaFree(nullptr), "cudaFree");
-    double start = now();
-    check(cudaHostRegister(source, bytes, cudaHostRegisterDefault), "cudaHostRegister");
-    report("cudaHostRegister of populated memory", 1, bytes, now() - start);
-
-    const std::size_t slice = std::size_t{512} << 20;
-    void* device = nullptr;
-    check(cudaMalloc(&device, slice), "cudaMalloc");
-    cudaStream_t stream;
-    check(cudaStreamCreate(&stream), "cudaStreamCreate");
-    for (std::size_t parts : {std::size_t{1}, std::size_t{33}, std::size_t{256}}) {
-        const std::size_t part = slice / parts;
-        start = now();
-        for (std::size_t s = 0; s + slice <= bytes; s += slice)
-            for (std::size_t p = 0; p < parts; ++p)
-                check(cudaMemcpyAsync(static_cast<std::byte*>(device) + p * part, source + s + p * part, part,
-                                      cudaMemcpyHostToDevice, stream),
-                      "cudaMemcpyAsync");
-        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        const std::string what = "DMA to the device, " + std::to_string(parts) + " parts per 512 MiB";
-        report(what.c_str(), 1, bytes / slice * slice, now() - start);
-    }
-    start = now();
-    for (std::size_t s = 0; s + slice <= bytes; s += slice)
-        check(cudaMemcpyAsync(source + s, device, slice, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    report("DMA from the device, 512 MiB pieces", 1, bytes / slice * slice, now() - start);
-    start = now();
-    check(cudaHostUnregister(source), "cudaHostUnregister");
-    report("cudaHostUnregister", 1, bytes, now() - start);
-
-    start = now();
-    void* pinned = nullptr;
-    check(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault), "cudaHostAlloc");
-    report("cudaHostAlloc", 1, bytes, now() - start);
-    check(cudaFreeHost(pinned), "cudaFreeHost");
+    for (unsigned threads : thread_counts) bench_copies(path, threads, bytes, source);
+    bench_pinning(source, bytes);
     return 0;
 }
