@@ -166,29 +166,30 @@ private:
     std::size_t ahead_length_ = 0;
 };
 
-// Merges output ranks [rank_begin, ...) of slice `slice`, whose parts of run i are
-// [from[i], to[i]). kPlain: the entries are the keys themselves (entry_bytes == sizeof(T)).
-template <class T, bool kPlain>
-void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
-                 const std::vector<std::uint64_t>& to, std::uint64_t slice, std::uint64_t rank_begin,
-                 const MergeTarget<T>& target, std::byte* workspace, std::size_t buffer_entries,
-                 io::ReadAhead* read_ahead) {
-    const std::size_t k = runs.size();
-    const std::size_t entry = kPlain ? sizeof(T) : runs[0].entry_bytes;
-    struct Cursor {
-        RunCursor<T> run;
-        std::size_t index = 0;  // of the entry at hand
-    };
-    std::vector<Cursor> cursors;
-    cursors.reserve(k);
-    LoserTree<T> tree(k);
-    auto key_of = [&](const Cursor& c) {
+// A merge's cursor over one run's part, and the entry at hand in its block.
+template <class T>
+struct SliceCursor {
+    RunCursor<T> run;
+    std::size_t index = 0;  // of the entry at hand
+
+    T key(std::size_t entry) const {
         T key;
-        std::memcpy(&key, c.run.entries() + c.index * entry, sizeof(T));
+        std::memcpy(&key, run.entries() + index * entry, sizeof(T));
         return key;
-    };
+    }
+};
+
+// Opens a cursor on each run's part [from[i], to[i]) (a run in a file reads through the next of the
+// read buffers laid one after the other from `workspace`) and builds the loser tree over their first
+// keys. Returns the memory after the read buffers.
+template <class T>
+std::byte* open_cursors(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
+                        const std::vector<std::uint64_t>& to, std::size_t entry, std::byte* workspace,
+                        std::size_t buffer_entries, io::ReadAhead* read_ahead, std::vector<SliceCursor<T>>& cursors,
+                        LoserTree<T>& tree) {
+    cursors.reserve(runs.size());
     std::byte* next_buffer = workspace;
-    for (std::size_t i = 0; i < k; ++i) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
         std::byte* buffer = nullptr;
         if (!runs[i].memory) {
             buffer = next_buffer;
@@ -197,12 +198,26 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
         cursors.push_back({RunCursor<T>(runs[i], from[i], to[i], buffer, buffer_entries, read_ahead)});
         if (from[i] < to[i]) {
             cursors[i].run.refill();
-            tree.set_head(i, key_of(cursors[i]));
+            tree.set_head(i, cursors[i].key(entry));
         } else {
             tree.set_done(i);
         }
     }
     tree.build();
+    return next_buffer;
+}
+
+// Merges output ranks [rank_begin, ...) of slice `slice`, whose parts of run i are
+// [from[i], to[i]). kPlain: the entries are the keys themselves (entry_bytes == sizeof(T)).
+template <class T, bool kPlain>
+void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint64_t>& from,
+                 const std::vector<std::uint64_t>& to, std::uint64_t slice, std::uint64_t rank_begin,
+                 const MergeTarget<T>& target, std::byte* workspace, std::size_t buffer_entries,
+                 io::ReadAhead* read_ahead) {
+    const std::size_t entry = kPlain ? sizeof(T) : runs[0].entry_bytes;
+    std::vector<SliceCursor<T>> cursors;
+    LoserTree<T> tree(runs.size());
+    std::byte* const next_buffer = open_cursors<T>(runs, from, to, entry, workspace, buffer_entries, read_ahead, cursors, tree);
 
     // Output goes in blocks of buffer_entries: straight into memory, or through a buffer.
     const auto* memory = std::get_if<merge_into::Memory>(&target.into);
@@ -229,7 +244,7 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
 
     while (!tree.all_done()) {
         const std::size_t w = tree.winner();
-        Cursor& c = cursors[w];
+        SliceCursor<T>& c = cursors[w];
         if constexpr (kPlain)
             reinterpret_cast<T*>(out)[filled++] = tree.winner_key();
         else
@@ -243,7 +258,7 @@ void merge_slice(std::span<const SortedRun<T>> runs, const std::vector<std::uint
             c.run.refill();
             c.index = 0;
         }
-        tree.replace_winner(key_of(c));
+        tree.replace_winner(c.key(entry));
     }
     if (filled > 0) flush();
 }
