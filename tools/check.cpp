@@ -73,22 +73,6 @@ std::string help_text(const po::options_description& visible) {
            "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n";
 }
 
-// The options and FILE; throws std::invalid_argument for a malformed command line.
-po::variables_map parse_command_line(int argc, char** argv, const po::options_description& visible,
-                                     std::vector<std::string>& words) {
-    po::options_description all;
-    po::positional_options_description positional;
-    all.add(visible);
-    add_operands(all, positional);
-    po::variables_map vm;
-    const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
-    refuse_options_as_values(parsed);
-    po::store(parsed, vm);
-    po::notify(vm);
-    words = operands(vm, 1, "too many operands: expected one FILE (see --help)");
-    return vm;
-}
-
 // Checks FILE (and, with --input, against ORIGINAL), printing the verdict; returns the exit status.
 int check(const po::variables_map& vm, const std::string& path) {
     const KeySpec spec = parse_key_options(vm).spec();
@@ -124,8 +108,8 @@ int check(const po::variables_map& vm, const std::string& path) {
 int main(int argc, char** argv) {
     try {
         const po::options_description visible = visible_options();
-        std::vector<std::string> words;
-        const po::variables_map vm = parse_command_line(argc, argv, visible, words);
+        const po::variables_map vm = parse_words(std::vector<std::string>(argv + 1, argv + argc), visible);
+        const std::vector<std::string> words = operands(vm, 1, "too many operands: expected one FILE (see --help)");
         if (vm.count("help")) {
             std::cout << help_text(visible);
             return 0;

@@ -125,11 +125,11 @@ po::options_description visible_options() {
     visible.add_options()
         ("type", po::value<std::string>()->value_name("T")->default_value("u64"), ("key type: " + key_type_list()).c_str())
         ("format", po::value<std::string>()->value_name("NAME"),
-         "gensort: 100-byte records with a 10-byte binary key: bytes 0-7 the key big-endian (so that memcmp "
-         "order is the key order), 8-9 random (zero with --dist equal or few-unique), 10-17 the record's index (little-endian), 18-99 printable "
-         "characters made from the index; gensort-text: the same records as 100-byte text lines (the key as "
-         "20 hex digits, a space, the index as 20 decimal digits, a space, 57 letters, '\\n'), for line sorters "
-         "such as LC_ALL=C sort")
+         "gensort: 100-byte records with a 10-byte binary key: bytes 0-7 the key big-endian (so that "
+         "memcmp order is the key order), 8-9 random (zero with --dist equal or few-unique), 10-17 the "
+         "record's index (little-endian), 18-99 printable characters made from the index; gensort-text: "
+         "the same records as 100-byte text lines (the key as 20 hex digits, a space, the index as 20 "
+         "decimal digits, a space, 57 letters, '\\n'), for line sorters such as LC_ALL=C sort")
         ("count", po::value<std::string>()->value_name("N"), "number of records (suffixes K, M, G, T: powers of 1024)")
         ("size", po::value<std::string>()->value_name("BYTES"), "bytes of data instead of --count: as many whole records as fit (suffixes as --count)")
         ("dist", po::value<std::string>()->value_name("NAME")->default_value("uniform"), ("key distribution: " + distribution_list()).c_str())
@@ -159,17 +159,9 @@ struct Command {
     std::string shown;  // the text of --help or --version, when one was asked for
 };
 
-Command parse_command_line(int argc, char** argv) {
+Command parse_command_line(const std::vector<std::string>& args) {
     const po::options_description visible = visible_options();
-    po::options_description all;
-    po::positional_options_description positional;
-    all.add(visible);
-    add_operands(all, positional);
-    po::variables_map vm;
-    const auto parsed = po::command_line_parser(argc, argv).options(all).positional(positional).run();
-    refuse_options_as_values(parsed);
-    po::store(parsed, vm);
-    po::notify(vm);
+    const po::variables_map vm = parse_words(args, visible);
     const std::vector<std::string> words = operands(vm, 1, "too many operands: expected one OUTPUT (see --help)");
     Command command;
     if (vm.count("help")) command.shown = help_text(visible);
@@ -187,7 +179,7 @@ int main(int argc, char** argv) {
     Command command;
     try {
         io::install_signal_cleanup();
-        command = parse_command_line(argc, argv);
+        command = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const std::exception& e) {
         std::cerr << "gpusort-gen: " << e.what() << "\n";
         return 2;

@@ -115,19 +115,11 @@ std::string help_text(const po::options_description& visible) {
            "                                                          from a pipe into a compressed file\n";
 }
 
-// The words of the command line as Boost.Program_options reads them, with its errors turned into
-// one-line messages of ours; an option's value that looks like an option is refused first.
-po::variables_map parse_words(const std::vector<std::string>& args, const po::options_description& visible) {
-    po::options_description all;
-    po::positional_options_description positional;
-    all.add(visible);
-    add_operands(all, positional);
-    po::variables_map vm;
+// The words of the command line as parse_words reads them, with Boost's errors turned into
+// one-line messages of ours.
+po::variables_map read_words(const std::vector<std::string>& args, const po::options_description& visible) {
     try {
-        const auto parsed = po::command_line_parser(args).options(all).positional(positional).run();
-        refuse_options_as_values(parsed);
-        po::store(parsed, vm);
-        po::notify(vm);
+        return parse_words(args, visible);
     } catch (const po::error_with_option_name& e) {
         // Boost builds this message by replacing placeholders such as %value% with the words until
         // none is left, which never ends when a word holds a placeholder itself: words with a '%'
@@ -139,7 +131,6 @@ po::variables_map parse_words(const std::vector<std::string>& args, const po::op
     } catch (const po::error& e) {
         throw std::invalid_argument(std::string(e.what()) + " (see --help)");
     }
-    return vm;
 }
 
 // INPUT and OUTPUT, both required.
@@ -230,7 +221,7 @@ void read_reporting(const po::variables_map& vm, CliCommand& command) {
 
 CliCommand parse_command_line(const std::vector<std::string>& args) {
     const po::options_description visible = visible_options();
-    const po::variables_map vm = parse_words(args, visible);
+    const po::variables_map vm = read_words(args, visible);
     const std::vector<std::string> words =
         operands(vm, 2, "too many operands: expected INPUT and OUTPUT (see --help)");
     CliCommand command;

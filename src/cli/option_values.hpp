@@ -60,6 +60,24 @@ inline void add_operands(boost::program_options::options_description& options,
     positional.add(kOperands, -1);
 }
 
+// The words `args` (the program's name left out) read as the options of `visible` and any number
+// of operands, an option's value that looks like an option refused first (value_is_an_option);
+// Boost's own errors are thrown as they are.
+inline boost::program_options::variables_map parse_words(const std::vector<std::string>& args,
+                                                         const boost::program_options::options_description& visible) {
+    namespace po = boost::program_options;
+    po::options_description all;
+    po::positional_options_description positional;
+    all.add(visible);
+    add_operands(all, positional);
+    const po::parsed_options parsed = po::command_line_parser(args).options(all).positional(positional).run();
+    refuse_options_as_values(parsed);
+    po::variables_map vm;
+    po::store(parsed, vm);
+    po::notify(vm);
+    return vm;
+}
+
 // The operands stored in `vm` (none when none was given). More than `most` is an error whose
 // message is `too_many`.
 inline std::vector<std::string> operands(const boost::program_options::variables_map& vm, std::size_t most,
