@@ -301,7 +301,7 @@ int run(const Communicator& ranks, const std::vector<std::string>& args) {
         return 2;
     }
     if (command.action == CliCommand::Action::help) {
-        if (speaker) std::cout << kMpiHelp << command.help_text;
+        if (speaker) std::cout << kMpiHelp;
         return 0;
     }
     if (command.action == CliCommand::Action::version) {
