@@ -3,23 +3,20 @@
 // layout, skewed, all-equal and sorted data, ranks with no data, --unique and --descending;
 // --partitioned gives files that concatenate to the same bytes; the parts stay balanced; a rank
 // that fails ends every rank with one message, no OUTPUT and no temp file, and one that dies leaves
-// none either. On the GPU backend
-// (DistributedGpu, skipped where no GPU can be used), 1 to 3 ranks, one GPU each or sharing them, and
-// a CUDA error on one rank in the exchange through the GPUs ends every rank. gpusort-file's output,
-// which the ranks' is compared with, is itself compared with an in-test stable sort of the input's
-// records (read before the sort) by the reference order, with --unique the first of each key.
-#include "cli_run.hpp"
+// none either; its help is its own. On the GPU backend (DistributedGpu, skipped where no GPU can be
+// used), 1 to 3 ranks, one GPU each or sharing them, and a CUDA error on one rank in the exchange
+// through the GPUs ends every rank. The sample sort's exchange, through shared memory and by
+// messages (over TCP too), is tested in distributed_exchange_test.cpp. gpusort-file's output, which
+// the ranks' is compared with, is itself compared with an in-test stable sort of the input's
+// records (read before the sort) by the reference order, with --unique the first of each key
+// (distributed_run.hpp).
 #include "cuda_fault_log.hpp"
+#include "distributed_run.hpp"
 #include "fault_hook_log.hpp"
 #include "gpu_skip.hpp"
-#include "reference_records.hpp"
-#include "scratch_dir.hpp"
 #include "wait_bounds.hpp"
 
 #include <gtest/gtest.h>
-
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -39,125 +36,6 @@
 #include <vector>
 
 using namespace gpusort::testing;
-
-namespace {
-
-// Open MPI refuses to run as root unless told to (containers, CI machines).
-void allow_mpirun() {
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    // Containers may forbid reading another process's memory (CMA): copy through shared memory.
-    ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-}
-
-// gpusort-mpi on `ranks` ranks: on the CPU backend with one thread per rank (the CI machine has 2
-// cores for up to 4 ranks), or on the GPU backend with 4, each rank on GPU rank mod the GPUs of the
-// host. --threads also keeps the note on CPUs left idle by the launcher's binding away.
-Result mpi_sort(int ranks, const std::vector<std::string>& args, const std::string& backend = "cpu") {
-    std::vector<std::string> all = {"--oversubscribe", "-n", std::to_string(ranks), GPUSORT_MPI_BIN, "--backend", backend};
-    all.insert(all.end(), {"--threads", backend == "cpu" ? "1" : "4"});
-    all.insert(all.end(), args.begin(), args.end());
-    return run(GPUSORT_MPIEXEC, all, allow_mpirun);
-}
-
-// gpusort-file on the CPU; what it said goes to the test's log where it failed (the callers check
-// its status alone).
-Result file_sort(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"--backend", "cpu", "--threads", "1"};
-    all.insert(all.end(), args.begin(), args.end());
-    Result r = run(GPUSORT_FILE_BIN, all);
-    if (r.status() != 0) std::cerr << "gpusort-file exited with " << r.status() << ":\n" << r.err;
-    return r;
-}
-
-void gen(const std::vector<std::string>& args) {
-    const Result r = run(GPUSORT_GEN_BIN, args);
-    ASSERT_EQ(r.status(), 0) << r.err;
-}
-
-// What a sort of the records `input` (a file's bytes, read before the sort) must write under the
-// key options and --unique of `key`: their stable sort by the reference order, and with --unique
-// the first record of each group of equal keys (reference_records.hpp).
-std::string reference_of(const std::string& input, const std::vector<std::string>& key) {
-    const ReferenceKey reference = reference_key_of_options(key);
-    return reference_record_sort_text(input, reference.spec, reference.unique);
-}
-
-// gpusort-file on the CPU from `input` to `output` under the key options (and --unique) `key`: its
-// output compared with the reference of the input read before the sort, and the input with what
-// was read. What the tests compare the ranks' outputs with is so checked itself.
-Result file_sort_checked(const std::vector<std::string>& key, const std::string& input, const std::string& output) {
-    const std::string before = read_text(input);
-    const std::string expected = reference_of(before, key);
-    std::vector<std::string> args = key;
-    args.insert(args.end(), {input, output});
-    Result r = file_sort(args);
-    std::string options;
-    for (const std::string& option : key) options += " " + option;
-    if (r.status() == 0) {
-        EXPECT_TRUE(read_text(output) == expected) << "gpusort-file" << options << ": not the reference's bytes";
-    }
-    EXPECT_TRUE(read_text(input) == before) << "gpusort-file" << options << ": the input changed";
-    return r;
-}
-
-// Sorts `input` with gpusort-file on the CPU and with gpusort-mpi on 1 to `most_ranks` ranks (on
-// `backend`) under `options`, and expects of each the bytes of the reference: the input's records,
-// read before the sorts, stably sorted under the key options and --unique of `key` by the
-// reference order (with --unique the first of each group of equal keys); the input must stay as
-// it was. gpusort-check (given `key`) confirms gpusort-file's order too.
-void expect_same_as_one_process(const ScratchDir& dir, const std::string& input, const std::vector<std::string>& options,
-                                const std::vector<std::string>& key, const std::string& what,
-                                const std::string& backend = "cpu", int most_ranks = 4) {
-    const std::string before = read_text(input);
-    const std::string expected = reference_of(before, key);
-    std::vector<std::string> args = options;
-    args.insert(args.end(), {input, dir / "one"});
-    Result r = file_sort(args);
-    ASSERT_EQ(r.status(), 0) << what << ": " << r.err;
-    EXPECT_TRUE(read_text(dir / "one") == expected) << what << ": gpusort-file: not the reference's bytes";
-    // gpusort-check: in order, and (but for --unique) the input's records.
-    std::vector<std::string> check_args;
-    bool unique = false;
-    for (const std::string& arg : key) {
-        if (arg == "--unique")
-            unique = true;
-        else
-            check_args.push_back(arg);
-    }
-    if (!unique) check_args.insert(check_args.end(), {"--input", input});
-    check_args.push_back(dir / "one");
-    r = run(GPUSORT_CHECK_BIN, check_args);
-    EXPECT_EQ(r.status(), 0) << what << ": " << r.out << r.err;
-    for (int ranks = 1; ranks <= most_ranks; ++ranks) {
-        std::vector<std::string> mpi_args = options;
-        mpi_args.insert(mpi_args.end(), {input, dir / "many"});
-        r = mpi_sort(ranks, mpi_args, backend);
-        ASSERT_EQ(r.status(), 0) << what << " on " << ranks << " ranks: " << r.err;
-        EXPECT_EQ(r.err, "") << what << " on " << ranks << " ranks";
-        EXPECT_TRUE(read_text(dir / "many") == expected) << what << " on " << ranks << " ranks: not the reference's bytes";
-        ::unlink((dir / "many").c_str());
-    }
-    EXPECT_TRUE(read_text(input) == before) << what << ": the input changed";
-    ::unlink((dir / "one").c_str());
-}
-
-// Lines of stderr that gpusort-mpi wrote (not mpirun).
-int count_lines_from_us(const std::string& err) {
-    int lines = 0;
-    std::istringstream in(err);
-    for (std::string line; std::getline(in, line);) lines += line.rfind("gpusort-mpi: ", 0) == 0 ? 1 : 0;
-    return lines;
-}
-
-boost::property_tree::ptree stats_of(const std::string& json) {
-    std::istringstream in(json);
-    boost::property_tree::ptree tree;
-    boost::property_tree::read_json(in, tree);
-    return tree;
-}
-
-}  // namespace
 
 TEST(Distributed, EveryKeyTypeAndRecordLayoutGivesTheBytesOfOneProcess) {
     ScratchDir dir;
@@ -404,102 +282,116 @@ TEST(Distributed, AWriteFailingInTheExchangeEndsEveryRankWithNoOutputAndNoTempFi
     EXPECT_TRUE(tmp.entries().empty());
 }
 
+namespace {
+
+// 3 ranks of gpusort-mpi-faults from dir/in to dir/out on the CPU, with temp files in `tmp` and the
+// options `extra`: rank `dying` with `env` (its own environment), the others with none.
+Result three_faulty_ranks(const ScratchDir& dir, const ScratchDir& tmp, int dying, const std::string& env,
+                          const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--oversubscribe"};
+    for (int r = 0; r < 3; ++r) {
+        if (r > 0) args.push_back(":");
+        args.insert(args.end(), {"-n", "1"});
+        if (r == dying) args.insert(args.end(), {"env", env});
+        args.insert(args.end(), {GPUSORT_MPI_FAULTS_BIN, "--backend", "cpu", "--threads", "1", "--tmp-dir", tmp.path()});
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.insert(args.end(), {dir / "in", dir / "out"});
+    }
+    return run(GPUSORT_MPIEXEC, args, allow_mpirun);
+}
+
+// The sites that rank 0 of a run of three_faulty_ranks() with `extra` reached (its log); the files
+// the run made are removed.
+std::vector<Site> sites_of_rank_zero(const ScratchDir& dir, const ScratchDir& tmp, const std::vector<std::string>& extra) {
+    const std::string log = tmp / "sites";
+    const Result logged = three_faulty_ranks(dir, tmp, 0, "GPUSORT_FAULT_LOG=" + log, extra);
+    EXPECT_EQ(logged.status(), 0) << logged.err;
+    std::vector<Site> sites = read_log(log).sites;
+    ::unlink(log.c_str());
+    for (const char* name : {"out", "out.00000", "out.00001", "out.00002"}) ::unlink((dir / name).c_str());
+    return sites;
+}
+
+// "OP FILE:LINE" of the first site of `op` among `sites` (or with `last`, the last) whose function
+// names `function` (any, where empty); empty where there is none.
+std::string site_of(const std::vector<Site>& sites, const std::string& op, const std::string& function, bool last = false) {
+    std::string found;
+    for (const Site& reached : sites)
+        if (reached.op == op && reached.function.find(function) != std::string::npos && (last || found.empty()))
+            found = reached.op + " " + reached.location;
+    return found;
+}
+
+// Rank `dying` of 3 killed (SIGKILL) at the first call of `site`, under the options `extra`: the job
+// fails within the bound that tells done from hung (scaled for sanitizers: wait_bounds.hpp), an old
+// OUTPUT stays as it was, and nothing else is left in dir or tmp.
+void expect_a_death_leaves_nothing(const ScratchDir& dir, const ScratchDir& tmp, int dying, const std::string& site,
+                                   const std::vector<std::string>& extra) {
+    const std::string what = "rank " + std::to_string(dying) + " killed at " + site;
+    write_text(dir / "out", "keep me");
+    const auto start = std::chrono::steady_clock::now();
+    const Result r = three_faulty_ranks(dir, tmp, dying, "GPUSORT_FAULT_INJECT=" + site + " 1 SIGKILL", extra);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_NE(r.status(), 0) << what << ": " << r.err;
+    EXPECT_LT(took, 2 * kHangBound) << what << ": took " << std::chrono::duration<double>(took).count() << " s";
+    EXPECT_EQ(read_text(dir / "out"), "keep me") << what;
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << what;
+    EXPECT_TRUE(tmp.entries().empty()) << what;
+}
+
+}  // namespace
+
 // A rank that dies (SIGKILL: the kernel's out-of-memory killer, a lost node) can clean nothing up.
 // The launcher then ends the others (SIGTERM), and they remove what the dead rank named: nothing
 // appears at OUTPUT, an old OUTPUT stays, no temp file is left, and no rank waits for the dead one.
-// gpusort-mpi-faults kills itself at a chosen call (io/syscalls.hpp), found in the log of a run:
-// rank 0 as it moves the finished OUTPUT into place (its hidden file complete), rank 1 at its first
-// write in the exchange, and with --partitioned rank 2 as its file goes into place; where the ranks
-// sort first (no --memory: the default --exchange runs), rank 1 as it reserves its region of OUTPUT
-// for its runs (its first fallocate), with --sync rank 2 as it flushes its part, copied over its
-// runs (its first fdatasync), rank 0 as it sizes OUTPUT's hidden file, made but not yet opened
-// by the others, and with --partitioned --sync rank 2 once its file is in place (as it flushes the
-// folder), its name a plain file or a symbolic link.
-TEST(Distributed, ARankThatDiesLeavesNoOutputNoTempFileAndNoRankWaiting) {
+// gpusort-mpi-faults kills itself at a chosen call (io/syscalls.hpp), found in the log of a run. In
+// the sample sort (--memory 4M): rank 0 as it moves the finished OUTPUT into place (its hidden file
+// complete), rank 1 at its first write in the exchange, and with --partitioned rank 2 as its file
+// goes into place.
+TEST(Distributed, ARankThatDiesInTheSampleSortLeavesNoOutputNoTempFileAndNoRankWaiting) {
     ScratchDir dir, tmp;
     gen({"--count", "1000003", "--seed", "23", dir / "in"});
-    const std::vector<std::string> options = {"--backend", "cpu", "--threads", "1", "--tmp-dir", tmp.path()};
-    // 3 ranks, rank `dying` with `env` (its own environment), the others with none.
-    auto job = [&](int dying, const std::string& env, const std::vector<std::string>& extra) {
-        std::vector<std::string> args = {"--oversubscribe"};
-        for (int r = 0; r < 3; ++r) {
-            if (r > 0) args.push_back(":");
-            args.insert(args.end(), {"-n", "1"});
-            if (r == dying) args.insert(args.end(), {"env", env});
-            args.push_back(GPUSORT_MPI_FAULTS_BIN);
-            args.insert(args.end(), options.begin(), options.end());
-            args.insert(args.end(), extra.begin(), extra.end());
-            args.insert(args.end(), {dir / "in", dir / "out"});
-        }
-        return run(GPUSORT_MPIEXEC, args, allow_mpirun);
-    };
-    const std::string log = tmp / "sites";
-    const Result logged = job(0, "GPUSORT_FAULT_LOG=" + log, {"--memory", "4M"});
-    ASSERT_EQ(logged.status(), 0) << logged.err;
-    std::string commit, write;  // "OP FILE:LINE": rank 0's fchmod as OUTPUT goes into place, its first pwrite
-    for (const Site& reached : read_log(log).sites) {
-        if (reached.op == "fchmod" && reached.function.find("AtomicOutputFile::commit") != std::string::npos)
-            commit = reached.op + " " + reached.location;
-        if (write.empty() && reached.op == "pwrite") write = reached.op + " " + reached.location;
-    }
-    ::unlink(log.c_str());
-    ::unlink((dir / "out").c_str());
+    const std::vector<Site> sites = sites_of_rank_zero(dir, tmp, {"--memory", "4M"});
+    const std::string commit = site_of(sites, "fchmod", "AtomicOutputFile::commit", true);  // as OUTPUT goes into place
+    const std::string write = site_of(sites, "pwrite", "");
     ASSERT_FALSE(commit.empty()) << "no fchmod of the commit in the log";
     ASSERT_FALSE(write.empty()) << "no pwrite in the log";
-    // "open FILE:LINE": the flush of OUTPUT's folder with --sync, once a file is in place
-    const Result logged_placed = job(0, "GPUSORT_FAULT_LOG=" + log, {"--partitioned", "--sync"});
-    ASSERT_EQ(logged_placed.status(), 0) << logged_placed.err;
-    std::string placed;
-    for (const Site& reached : read_log(log).sites)
-        if (reached.op == "open" && reached.function.find("flush_folder") != std::string::npos)
-            placed = reached.op + " " + reached.location;
-    ::unlink(log.c_str());
-    for (const char* name : {"out.00000", "out.00001", "out.00002"}) ::unlink((dir / name).c_str());
-    ASSERT_FALSE(placed.empty()) << "no flush of the folder in the log";
-    const Result logged_runs = job(0, "GPUSORT_FAULT_LOG=" + log, {"--sync"});
-    ASSERT_EQ(logged_runs.status(), 0) << logged_runs.err;
-    // "OP FILE:LINE": a rank's first fallocate (its runs' region) and fdatasync (its part), and rank
-    // 0's ftruncate of OUTPUT's hidden file (its only one), as it sizes the file it has just made
-    std::string reserve, sync, size;
-    for (const Site& reached : read_log(log).sites) {
-        if (reserve.empty() && reached.op == "fallocate") reserve = reached.op + " " + reached.location;
-        if (sync.empty() && reached.op == "fdatasync") sync = reached.op + " " + reached.location;
-        if (reached.op == "ftruncate") size = reached.op + " " + reached.location;
-    }
-    ::unlink(log.c_str());
-    ::unlink((dir / "out").c_str());
+    expect_a_death_leaves_nothing(dir, tmp, 0, commit, {"--memory", "4M"});
+    expect_a_death_leaves_nothing(dir, tmp, 1, write, {"--memory", "4M"});
+    expect_a_death_leaves_nothing(dir, tmp, 2, commit, {"--memory", "4M", "--partitioned"});
+}
+
+// Where the ranks sort first (no --memory: the default --exchange runs): rank 1 as it reserves its
+// region of OUTPUT for its runs (its first fallocate), with --sync rank 2 as it flushes its part,
+// copied over its runs (its first fdatasync), and rank 0 as it sizes OUTPUT's hidden file, made but
+// not yet opened by the others (its only ftruncate).
+TEST(Distributed, ARankThatDiesSortingFirstLeavesNoOutputNoTempFileAndNoRankWaiting) {
+    ScratchDir dir, tmp;
+    gen({"--count", "1000003", "--seed", "23", dir / "in"});
+    const std::vector<Site> sites = sites_of_rank_zero(dir, tmp, {"--sync"});
+    const std::string reserve = site_of(sites, "fallocate", ""), sync = site_of(sites, "fdatasync", "");
+    const std::string size = site_of(sites, "ftruncate", "", true);
     ASSERT_FALSE(reserve.empty()) << "no fallocate of the runs' region in the log";
     ASSERT_FALSE(sync.empty()) << "no fdatasync in the log";
     ASSERT_FALSE(size.empty()) << "no ftruncate in the log";
+    expect_a_death_leaves_nothing(dir, tmp, 1, reserve, {});
+    expect_a_death_leaves_nothing(dir, tmp, 2, sync, {"--sync"});
+    expect_a_death_leaves_nothing(dir, tmp, 0, size, {});
+}
 
-    struct Case {
-        int dying;
-        std::string fault;
-        std::vector<std::string> extra;
-    };
-    for (const Case& c : {Case{0, commit + " 1 SIGKILL", {"--memory", "4M"}}, Case{1, write + " 1 SIGKILL", {"--memory", "4M"}},
-                          Case{2, commit + " 1 SIGKILL", {"--memory", "4M", "--partitioned"}}, Case{1, reserve + " 1 SIGKILL", {}},
-                          Case{2, sync + " 1 SIGKILL", {"--sync"}}, Case{0, size + " 1 SIGKILL", {}},
-                          Case{2, placed + " 1 SIGKILL", {"--partitioned", "--sync"}}}) {
-        const std::string what = "rank " + std::to_string(c.dying) + " killed at " + c.fault;
-        write_text(dir / "out", "keep me");
-        const auto start = std::chrono::steady_clock::now();
-        const Result r = job(c.dying, "GPUSORT_FAULT_INJECT=" + c.fault, c.extra);
-        const auto took = std::chrono::steady_clock::now() - start;
-        EXPECT_NE(r.status(), 0) << what << ": " << r.err;
-        // No rank left waiting: the job ends within a bound that tells done from hung, scaled for
-        // sanitizers (wait_bounds.hpp).
-        EXPECT_LT(took, 2 * kHangBound) << what << ": took " << std::chrono::duration<double>(took).count() << " s";
-        EXPECT_EQ(read_text(dir / "out"), "keep me") << what;
-        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"})) << what;
-        EXPECT_TRUE(tmp.entries().empty()) << what;
-    }
-    // Partition names that are symbolic links: each file goes to its link's target, and that is
-    // where the ranks remove a file in place (rank 2 killed once its own is there); the links stay.
+// With --partitioned --sync, rank 2 once its file is in place (as it flushes OUTPUT's folder): the
+// others remove it. Partition names that are symbolic links: each file goes to its link's target, and
+// that is where the ranks remove a file in place; the links stay.
+TEST(Distributed, ARankThatDiesOnceItsFileIsInPlaceLeavesNoPartitionFile) {
+    ScratchDir dir, tmp;
+    gen({"--count", "1000003", "--seed", "23", dir / "in"});
+    const std::string placed = site_of(sites_of_rank_zero(dir, tmp, {"--partitioned", "--sync"}), "open", "flush_folder", true);
+    ASSERT_FALSE(placed.empty()) << "no flush of the folder in the log";
+    expect_a_death_leaves_nothing(dir, tmp, 2, placed, {"--partitioned", "--sync"});
     ScratchDir targets;
     for (const char* name : {"00000", "00001", "00002"})
         ASSERT_EQ(::symlink((targets / (std::string("t") + name)).c_str(), (dir / (std::string("out.") + name)).c_str()), 0);
-    const Result linked = job(2, "GPUSORT_FAULT_INJECT=" + placed + " 1 SIGKILL", {"--partitioned", "--sync"});
+    const Result linked = three_faulty_ranks(dir, tmp, 2, "GPUSORT_FAULT_INJECT=" + placed + " 1 SIGKILL", {"--partitioned", "--sync"});
     EXPECT_NE(linked.status(), 0) << linked.err;
     EXPECT_TRUE(targets.entries().empty()) << "a partition file was left at its link's target";
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out", "out.00000", "out.00001", "out.00002"}));
@@ -727,100 +619,6 @@ TEST(Distributed, ManyRoundsOfTheExchangeGiveTheBytesOfOneProcess) {
     }
 }
 
-// The ranks of one host exchange records through shared memory (each lays its pieces out in its
-// send area, each receiver copies its own out); with --exchange messages, by MPI messages. Each way
-// gives the bytes of one process, with the parts received in memory and in temp files, and --stats
-// says which way was taken and how much went through shared memory.
-TEST(Distributed, SharedMemoryAndMessagesGiveTheBytesOfOneProcess) {
-    ScratchDir dir;
-    gen({"--count", "1000003", "--dist", "zipf", "--seed", "17", dir / "in"});
-    const Result one = file_sort_checked({}, dir / "in", dir / "one");
-    ASSERT_EQ(one.status(), 0) << one.err;
-    const std::string expected = read_text(dir / "one");
-    struct Case {
-        std::vector<std::string> options;
-        std::string exchange;  // what --stats says
-    };
-    // 8 MB of records on 3 ranks: a part of about 2.7 MB, in memory within 8 MiB (half of it) and
-    // in a temp file within 4 MiB; rounds of at most 1 MiB blocks.
-    for (const Case& c : {Case{{"--memory", "8M", "--exchange", "shared"}, "shared"},
-                          Case{{"--memory", "8M", "--exchange", "messages"}, "messages"},
-                          Case{{"--memory", "4M", "--exchange", "shared"}, "shared"},
-                          Case{{"--memory", "4M", "--exchange=messages"}, "messages"}}) {
-        std::string what;
-        for (const std::string& option : c.options) what += option + " ";
-        std::vector<std::string> args = c.options;
-        args.insert(args.end(), {"--stats", "-", dir / "in", dir / "many"});
-        const Result r = mpi_sort(3, args);
-        ASSERT_EQ(r.status(), 0) << what << r.err;
-        EXPECT_TRUE(read_text(dir / "many") == expected) << what << "not the same bytes";
-        ::unlink((dir / "many").c_str());
-        const auto stats = stats_of(r.err);
-        EXPECT_EQ(stats.get<std::string>("exchange"), c.exchange) << what;
-        for (const auto& [_, rank] : stats.get_child("per_rank")) {
-            const auto sent = rank.get<std::uint64_t>("exchange_bytes_sent");
-            const auto shared = rank.get<std::uint64_t>("shared_bytes_sent");
-            EXPECT_GT(sent, 1000000u) << what;  // about two thirds of a third of 8 MB
-            EXPECT_GE(rank.get<std::uint64_t>("exchange_rounds"), 3u) << what;  // 2.7 MB in blocks of at most 1 MiB
-            EXPECT_EQ(rank.get<std::string>("range_read"), "map") << what;  // one INPUT file
-            if (c.exchange == "shared")
-                EXPECT_EQ(shared, sent) << what;
-            else
-                EXPECT_EQ(shared, 0u) << what;
-        }
-    }
-    // One rank alone on its host (here of an --input-list, which it does not sort straight from its
-    // file) has no one to share memory with: messages, and nothing said.
-    write_text(dir / "list", dir / "in" + "\n");
-    const Result alone = mpi_sort(1, {"--memory", "8M", "--exchange", "shared", "--input-list", dir / "list", "--stats", "-",
-                                      dir / "many"});
-    ASSERT_EQ(alone.status(), 0) << alone.err;
-    EXPECT_EQ(count_lines_from_us(alone.err), 0) << alone.err;
-    EXPECT_EQ(stats_of(alone.err).get<std::string>("exchange"), "messages");
-    EXPECT_TRUE(read_text(dir / "many") == expected) << "one rank: not the same bytes";
-    ::unlink((dir / "many").c_str());
-    // Where Open MPI's windows would not fit (here: their folder is missing), the ranks say so and
-    // send messages instead; an Open MPI that tried would leave all ranks but one waiting for ever.
-    const std::string missing = dir / "missing";
-    const Result no_room = run(GPUSORT_MPIEXEC,
-                               {"--oversubscribe", "-n", "3", GPUSORT_MPI_BIN, "--backend", "cpu", "--threads", "1", "--memory",
-                                "8M", "--exchange", "shared", "--stats", "-", dir / "in", dir / "many"},
-                               [&] {
-                                   allow_mpirun();
-                                   ::setenv("OMPI_MCA_osc_sm_backing_directory", missing.c_str(), 1);
-                               });
-    ASSERT_EQ(no_room.status(), 0) << no_room.err;
-    EXPECT_NE(no_room.err.find("gpusort-mpi: rank 0: note: the ranks could not share memory (cannot read the free space of '" +
-                               missing + "'"),
-              std::string::npos)
-        << no_room.err;
-    EXPECT_EQ(count_lines_from_us(no_room.err), 1) << no_room.err;
-    EXPECT_EQ(stats_of(no_room.err.substr(no_room.err.find('{'))).get<std::string>("exchange"), "messages");
-    EXPECT_TRUE(read_text(dir / "many") == expected) << "no room: not the same bytes";
-    ::unlink((dir / "many").c_str());
-    // A way that is neither is a bad command line.
-    const Result r = mpi_sort(2, {"--exchange", "carrier-pigeon", dir / "in", dir / "many"});
-    EXPECT_EQ(r.status(), 2) << r.err;
-    EXPECT_NE(r.err.find("--exchange takes auto, gpu, runs, shared or messages, not 'carrier-pigeon'"), std::string::npos) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(dir / "many"));
-    // A value that is the next option: refused, as by gpusort-file.
-    const Result swallowed = mpi_sort(2, {"--exchange", "--stats=-", dir / "in", dir / "many"});
-    EXPECT_EQ(swallowed.status(), 2) << swallowed.err;
-    EXPECT_NE(swallowed.err.find("--exchange: its value is missing ('--stats=-' looks like an option)"), std::string::npos)
-        << swallowed.err;
-    EXPECT_FALSE(std::filesystem::exists(dir / "many"));
-}
-
-// The ranks of one host sort first (--exchange runs; by default where the GPUs cannot be used, as
-// on the CPU backend here): each forms its runs in its region
-// of OUTPUT, and merges its part of every rank's runs, cut to the record, where they lie. Under
-// --memory of 2.5 times its range (its part takes half) each rank forms several runs (the CPU
-// sorter's chunks take the rest); ranges of uneven sizes (1000003 records)
-// give parts of the same sizes. The bytes are gpusort-file's, and nothing is sent: each rank's merge
-// reads from the other ranks' runs the records of its part that lie in their ranges (counted here
-// from INPUT, equal keys in input order, as the runs' order gives them). Where the sort
-// first cannot go (records with a key, --unique, --verify, a range across files of an --input-list,
-// a part beyond half the budget), the ranks take the sample sort, with the same bytes.
 // --exchange gpu where a rank has no GPU to exchange through (here the CPU backend): the ranks sort
 // first as with --exchange runs, and rank 0 says why, once. By default (--exchange auto), they sort
 // first without a word.
@@ -848,6 +646,14 @@ TEST(Distributed, TheExchangeThroughTheGpusWithoutOneSortsFirstAndSaysWhy) {
     }
 }
 
+// The ranks of one host sort first (--exchange runs; by default where the GPUs cannot be used, as
+// on the CPU backend here): each forms its runs in its region of OUTPUT, and merges its part of
+// every rank's runs, cut to the record, where they lie. Under --memory of 2.5 times its range (its
+// part takes half) each rank forms several runs (the CPU sorter's chunks take the rest); ranges of
+// uneven sizes (1000003 records) give parts of the same sizes. The bytes are gpusort-file's, and
+// nothing is sent: each rank's merge reads from the other ranks' runs the records of its part that
+// lie in their ranges (counted here from INPUT, equal keys in input order, as the runs' order gives
+// them).
 TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
     ScratchDir dir;
     gen({"--count", "1000003", "--seed", "25", dir / "in"});
@@ -888,7 +694,16 @@ TEST(Distributed, RanksOfAHostMergeEachOthersRunsWhereTheyLie) {
         EXPECT_EQ(rank, ranks);
     }
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "one"}));
+}
 
+// Where the sort first cannot go (a part beyond half the budget, --verify, a range across files of
+// an --input-list, records with a key, --unique), the ranks take the sample sort, with the bytes of
+// one process.
+TEST(Distributed, WhereSortingFirstCannotGoTheRanksTakeTheSampleSort) {
+    ScratchDir dir;
+    gen({"--count", "1000003", "--seed", "25", dir / "in"});
+    ASSERT_EQ(file_sort_checked({}, dir / "in", dir / "one").status(), 0);
+    const std::string expected = read_text(dir / "one");
     const std::string whole = read_text(dir / "in");
     write_text(dir / "a", whole.substr(0, 8 * 400000));  // rank 0 of 2 has records 0..500000: both files
     write_text(dir / "b", whole.substr(8 * 400000));
@@ -967,6 +782,42 @@ TEST(Distributed, ANoteOfEveryRankIsSaidOnce) {
     r = mpi_sort(3, {"--quiet", "--device-memory", "4M", dir / "in", dir / "out"});
     ASSERT_EQ(r.status(), 0) << r.err;
     EXPECT_EQ(r.err, "");
+}
+
+// gpusort-mpi's --help is its own, said once however many ranks: its usage under mpirun, its
+// options, what it refuses, its exit statuses and examples under mpirun (as root with
+// --allow-run-as-root). It offers none of what it refuses: standard input or output, compressed
+// files, --plan.
+TEST(Distributed, HelpIsGpusortMpisOwnAndOffersNoStreamOrCompressedFile) {
+    const Result r = run(GPUSORT_MPIEXEC, {"--oversubscribe", "-n", "2", GPUSORT_MPI_BIN, "--help"}, allow_mpirun);
+    ASSERT_EQ(r.status(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    const std::string usage = "Usage: mpirun -n N gpusort-mpi [OPTIONS] INPUT OUTPUT\n";
+    EXPECT_EQ(r.out.rfind(usage, 0), 0u) << r.out;
+    EXPECT_EQ(r.out.find(usage, 1), std::string::npos) << "said more than once: " << r.out;
+    for (const std::string said : {"--input-list FILE OUTPUT", "--partitioned", "--exchange WAY", "Exit status:\n  0  sorted",
+                                   "  1  the sort failed on some rank", "  2  a bad command line", "mpirun --allow-run-as-root"})
+        EXPECT_NE(r.out.find(said), std::string::npos) << said << " not in: " << r.out;
+    EXPECT_EQ(r.out.find("gpusort-file [OPTIONS]"), std::string::npos) << "gpusort-file's usage: " << r.out;
+    EXPECT_EQ(r.out.find("may be - for standard input"), std::string::npos) << r.out;
+    // Its option lines ("  --NAME ...") and examples ("  mpirun ..."): none that chooses a
+    // compression or plans, none that reads a pipe or writes a compressed file.
+    std::istringstream lines(r.out);
+    int options = 0, examples = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("  --", 0) == 0) {
+            ++options;
+            for (const std::string refused : {"--input-compression", "--output-compression", "--compression-level", "--plan"})
+                EXPECT_NE(line.rfind("  " + refused, 0), 0u) << line;
+        }
+        if (line.rfind("  mpirun ", 0) == 0) {
+            ++examples;
+            EXPECT_NE(line.find("gpusort-mpi "), std::string::npos) << line;
+            for (const std::string stream : {"|", " - ", ".gz", ".bz2", ".xz", ".zst"}) EXPECT_EQ(line.find(stream), std::string::npos) << line;
+        }
+    }
+    EXPECT_GT(options, 10) << r.out;
+    EXPECT_GE(examples, 3) << r.out;
 }
 
 // On the GPU (skipped where none can be used): every rank sorts its part on GPU rank mod the GPUs of
