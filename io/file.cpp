@@ -127,6 +127,13 @@ File File::open_write(const std::string& path) {
     return File(fd, path);
 }
 
+File File::open_existing(const std::string& path, bool write, const std::string& what, const std::string& name) {
+    const int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+    const int fd = sys::retry_interrupted([&] { return sys::open(path.c_str(), flags); });
+    if (fd < 0) throw_errno(what, name, errno);
+    return File(fd, name);
+}
+
 File File::duplicate(int fd, const std::string& path) {
     const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) throw_errno("cannot open", path, errno);

@@ -49,6 +49,11 @@ public:
     // Opens an existing file for writing in place, as a pipe, device or socket is written (a
     // rename cannot replace it); throws IoError ("cannot write").
     static File open_write(const std::string& path);
+    // Opens the existing file at `path` read only, or with `write` for reading and writing (as a
+    // map for writing needs), the File named `name` in its errors; a failure throws IoError
+    // ("WHAT 'NAME': cause"). For a file made by another process or another rank (its hidden name,
+    // or /proc/PID/fd/FD), whose errors name what the user knows it as.
+    static File open_existing(const std::string& path, bool write, const std::string& what, const std::string& name);
     // A descriptor of its own (close-on-exec) of the file open as `fd`, named `path`, closed with
     // the File returned; throws IoError ("cannot open") when no descriptor is left.
     static File duplicate(int fd, const std::string& path);

@@ -1,7 +1,11 @@
 // A rank's steps (src/distributed/step.hpp): the first failure is kept and stops the work of later
 // steps; running out of memory is said in words, with what to change. How a rank spends its memory
 // budget in the exchange (src/distributed/exchange_memory.hpp): never more than the budget. The
-// ranks' notes (src/distributed/notes.hpp): each said once.
+// ranks' notes (src/distributed/notes.hpp): each said once. The files a rank opens that another made
+// (io::File::open_existing): opened as asked, named as the user knows them.
+#include "io/file.hpp"
+#include "io/io_error.hpp"
+#include "scratch_dir.hpp"
 #include "src/distributed/exchange_memory.hpp"
 #include "src/distributed/host_share.hpp"
 #include "src/distributed/notes.hpp"
@@ -186,4 +190,34 @@ TEST(DistributedNotes, EachNoteOfTheOtherRanksIsSaidOnceWithItsRanks) {
 }
 
 }  // namespace
+// OUTPUT at rank 0's hidden name, which every rank opens to read and write (its runs are mapped for
+// writing), and another rank's runs, opened read only: the File is named as the user knows the file,
+// and a failure says so in the words given. Checked against the file's bytes as read back by a stream.
+TEST(RankFiles, AFileAnotherRankMadeIsOpenedAsAskedAndNamedAsTheUserKnowsIt) {
+    testing::ScratchDir dir;
+    const std::string hidden = dir / ".out.hidden";
+    testing::write_text(hidden, "abcd");
+    {
+        const io::File both = io::File::open_existing(hidden, true, "cannot write", "out");
+        EXPECT_EQ(both.path(), "out");
+        const std::string xy = "XY";
+        both.write_at(1, std::as_bytes(std::span(xy)));
+        std::string back(2, '\0');
+        both.read_at(2, std::as_writable_bytes(std::span(back)));
+        EXPECT_EQ(back, "Yd");
+    }
+    EXPECT_EQ(testing::read_text(hidden), "aXYd");
+    const io::File runs = io::File::open_existing(hidden, false, "cannot open another rank's runs", hidden);
+    EXPECT_EQ(runs.size(), 4u);
+    const std::string z = "z";
+    EXPECT_THROW(runs.write_at(0, std::as_bytes(std::span(z))), io::IoError);  // read only
+    EXPECT_EQ(testing::read_text(hidden), "aXYd");
+    try {
+        io::File::open_existing(dir / "gone", true, "cannot write", "out");
+        ADD_FAILURE() << "a missing file was opened";
+    } catch (const io::IoError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("cannot write 'out': No such file or directory", 0), 0u) << e.what();
+    }
+}
+
 }  // namespace gpusort::distributed

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
-#include <sys/stat.h>
 
 namespace gpusort::distributed {
 
@@ -32,11 +31,10 @@ InputFiles::InputFiles(const std::vector<std::string>& paths, std::size_t record
                             io::input_shown(path));
         Member member;
         member.file = io::File::open_read(path);
-        struct stat st {};
-        if (::fstat(member.file.fd(), &st) != 0) io::throw_errno("cannot stat", path, errno);
-        if (!S_ISREG(st.st_mode))
+        const io::FileStatus status = member.file.status();
+        if (!status.regular)
             throw SortError("gpusort-mpi reads INPUT at offsets on every rank: '" + path + "' is not a regular file");
-        member.size = static_cast<std::uint64_t>(st.st_size);
+        member.size = status.size;
         if (member.size % record_size != 0)
             throw SortError("'" + path + "' is " + std::to_string(member.size) +
                             " bytes long, which is not a multiple of the record size " + std::to_string(record_size));

@@ -1,10 +1,6 @@
 #include "src/distributed/job_output.hpp"
 
-#include "io/io_error.hpp"
-
 #include <array>
-#include <cerrno>
-#include <fcntl.h>
 #include <string>
 #include <vector>
 
@@ -32,10 +28,7 @@ JobOutput::JobOutput(Job& job) {
     });
     job.agree();
     if (!partitioned) {
-        job.step([&] {
-            shared_.emplace(::open(hidden.c_str(), O_RDWR | O_CLOEXEC), output);
-            if (!shared_->is_open()) io::throw_errno("cannot write", output, errno);
-        });
+        job.step([&] { shared_.emplace(io::File::open_existing(hidden, true, "cannot write", output)); });
         job.agree();
     }
 }

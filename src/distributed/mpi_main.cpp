@@ -4,6 +4,7 @@
 // mpi_help.hpp. Exit status: 0 sorted; 1 the sort failed on some rank (rank 0 says which and why; no
 // OUTPUT appeared); 2 a bad command line.
 #include "gpusort/sort_plan.hpp"
+#include "io/file.hpp"
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
 #include "src/cli/progress_line.hpp"
@@ -237,7 +238,7 @@ void place_rank(const Communicator& ranks, DistributedOptions& options) {
 // progress through the job's steps, which every rank ends together. None on the other ranks.
 std::unique_ptr<ProgressLine> progress_line(const Communicator& ranks, const CliCommand& command, ProgressCounters& counters,
                                             SortOptions& sort) {
-    if (ranks.rank() != 0 || !command.progress.value_or(!command.quiet && ::isatty(STDERR_FILENO))) return nullptr;
+    if (ranks.rank() != 0 || !command.progress.value_or(!command.quiet && io::is_terminal(STDERR_FILENO))) return nullptr;
     try {
         std::unique_ptr<ProgressLine> line = std::make_unique<ProgressLine>(counters, STDERR_FILENO);
         sort.progress = &counters;

@@ -4,8 +4,6 @@
 #include "io/io_error.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <fcntl.h>
 #include <unistd.h>
 
 namespace gpusort::distributed {
@@ -36,9 +34,7 @@ std::span<std::byte> OwnRuns::bytes() const {
 
 PeerRuns::PeerRuns(const std::string& address, std::uint64_t offset, std::uint64_t bytes) {
     if (bytes == 0) return;
-    const int fd = ::open(address.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) io::throw_errno("cannot open another rank's runs", address, errno);
-    file_ = io::File(fd, address);
+    file_ = io::File::open_existing(address, false, "cannot open another rank's runs", address);
     if (file_.size() < offset + bytes) throw io::IoError("another rank's runs at '" + address + "' are not where expected");
     map_ = std::make_unique<io::FileMapping>(file_, offset, bytes, io::FileMapping::Access::read);
 }
