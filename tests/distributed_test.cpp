@@ -56,64 +56,77 @@ TEST(Distributed, EveryKeyTypeAndRecordLayoutGivesTheBytesOfOneProcess) {
     expect_same_as_one_process(dir, dir / "in.rec", keys, keys, "records");
 }
 
+namespace {
+
+// The figures --stats gave of a job of 4 ranks over 200000 8-byte records taken `way` ("shared" or
+// "runs"), in rank order: each rank's range, part, backend and steps (the engine's own sort of its
+// part within the sort step); what the parts add up to. Returns the parts' records.
+std::vector<std::uint64_t> expect_figures_of_four_ranks(const boost::property_tree::ptree& stats, const std::string& way,
+                                                        const std::string& what) {
+    EXPECT_EQ(stats.get<int>("ranks"), 4);
+    EXPECT_EQ(stats.get<std::string>("exchange"), way) << what;
+    EXPECT_EQ(stats.get<std::uint64_t>("output_records"), 200000u) << what;
+    std::vector<std::uint64_t> parts;
+    for (const auto& part : stats.get_child("part_records")) parts.push_back(part.second.get_value<std::uint64_t>());
+    EXPECT_EQ(std::accumulate(parts.begin(), parts.end(), std::uint64_t{0}), 200000u) << what;
+    std::uint64_t ranges = 0;
+    int rank = 0;
+    for (const auto& [_, mine] : stats.get_child("per_rank")) {
+        EXPECT_EQ(mine.get<int>("rank"), rank);
+        EXPECT_EQ(mine.get<std::uint64_t>("part_records"), parts.at(static_cast<std::size_t>(rank)));
+        EXPECT_EQ(mine.get<std::string>("backend"), "cpu");
+        EXPECT_GE(mine.get<double>("seconds.total"), mine.get<double>("seconds.sort"));
+        EXPECT_GT(mine.get<double>("part_sort.seconds.total"), 0) << rank;
+        EXPECT_LE(mine.get<double>("part_sort.seconds.total"), mine.get<double>("seconds.sort")) << rank;
+        EXPECT_LE(mine.get<double>("part_sort.seconds.sort"), mine.get<double>("part_sort.seconds.total")) << rank;
+        EXPECT_EQ(mine.get<double>("part_sort.merge_phases.gather.seconds"), 0) << rank;  // the CPU merges on the host
+        ranges += mine.get<std::uint64_t>("range_records");
+        ++rank;
+    }
+    EXPECT_EQ(rank, 4);
+    EXPECT_EQ(ranges, 200000u);
+    return parts;
+}
+
+// The bytes the ranks sent to each other, by --stats.
+std::uint64_t bytes_sent(const boost::property_tree::ptree& stats) {
+    std::uint64_t sent = 0;
+    for (const auto& [_, mine] : stats.get_child("per_rank")) sent += mine.get<std::uint64_t>("exchange_bytes_sent");
+    return sent;
+}
+
+}  // namespace
+
 // Both ways of one host: the sample sort (--exchange shared), whose splitters break ties by input
 // position, and the sort first (--exchange runs, the default), whose parts are cut to the record.
 TEST(Distributed, SkewedAllEqualAndSortedInputsStayBalanced) {
     ScratchDir dir;
     for (const std::string dist : {"equal", "sorted", "reversed", "zipf", "few-unique", "uniform"}) {
-      gen({"--count", "200000", "--dist", dist, "--seed", "6", dir / "in"});
-      expect_same_as_one_process(dir, dir / "in", {}, {}, dist);
-      ASSERT_EQ(file_sort_checked({}, dir / "in", dir / "one").status(), 0);
-      for (const std::string way : {"shared", "runs"}) {
-        const Result r = mpi_sort(4, {"--exchange", way, "--stats", "-", dir / "in", dir / "out"});
-        ASSERT_EQ(r.status(), 0) << r.err;
-        EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << dist << ", " << way << ": not the same bytes";
-        const auto stats = stats_of(r.err);
-        EXPECT_EQ(stats.get<int>("ranks"), 4);
-        EXPECT_EQ(stats.get<std::string>("exchange"), way);
-        EXPECT_EQ(stats.get<std::uint64_t>("output_records"), 200000u);
-        std::uint64_t all = 0;
-        std::vector<std::uint64_t> parts;
-        for (const auto& part : stats.get_child("part_records")) {
-            parts.push_back(part.second.get_value<std::uint64_t>());
-            all += parts.back();
-        }
-        EXPECT_EQ(all, 200000u) << dist;
-        // Every rank's own figures, in rank order: its range, its part, its backend and its steps.
-        std::uint64_t ranges = 0, sent = 0;
-        int rank = 0;
-        for (const auto& [_, mine] : stats.get_child("per_rank")) {
-            EXPECT_EQ(mine.get<int>("rank"), rank);
-            EXPECT_EQ(mine.get<std::uint64_t>("part_records"), parts.at(static_cast<std::size_t>(rank)));
-            EXPECT_EQ(mine.get<std::string>("backend"), "cpu");
-            EXPECT_GE(mine.get<double>("seconds.total"), mine.get<double>("seconds.sort"));
-            // The engine's own figures for the sort of the part, which lies within the sort step.
-            EXPECT_GT(mine.get<double>("part_sort.seconds.total"), 0) << rank;
-            EXPECT_LE(mine.get<double>("part_sort.seconds.total"), mine.get<double>("seconds.sort")) << rank;
-            EXPECT_LE(mine.get<double>("part_sort.seconds.sort"), mine.get<double>("part_sort.seconds.total")) << rank;
-            EXPECT_EQ(mine.get<double>("part_sort.merge_phases.gather.seconds"), 0) << rank;  // the CPU merges on the host
-            ranges += mine.get<std::uint64_t>("range_records");
-            sent += mine.get<std::uint64_t>("exchange_bytes_sent");
-            ++rank;
-        }
-        EXPECT_EQ(rank, 4);
-        EXPECT_EQ(ranges, 200000u);
-        if (way == "shared") {
-            // Each rank keeps about a quarter of its range and sends the rest (8-byte keys).
-            if (dist == "uniform") {
-                EXPECT_GT(sent, 200000u * 8 / 2) << r.err;
+        gen({"--count", "200000", "--dist", dist, "--seed", "6", dir / "in"});
+        expect_same_as_one_process(dir, dir / "in", {}, {}, dist);
+        ASSERT_EQ(file_sort_checked({}, dir / "in", dir / "one").status(), 0);
+        for (const std::string way : {"shared", "runs"}) {
+            const Result r = mpi_sort(4, {"--exchange", way, "--stats", "-", dir / "in", dir / "out"});
+            ASSERT_EQ(r.status(), 0) << r.err;
+            EXPECT_TRUE(read_text(dir / "out") == read_text(dir / "one")) << dist << ", " << way << ": not the same bytes";
+            const auto stats = stats_of(r.err);
+            const std::vector<std::uint64_t> parts = expect_figures_of_four_ranks(stats, way, dist);
+            if (way == "shared") {
+                // Each rank keeps about a quarter of its range and sends the rest (8-byte keys).
+                if (dist == "uniform") {
+                    EXPECT_GT(bytes_sent(stats), 200000u * 8 / 2) << r.err;
+                }
+                // Ties are broken by input position: even all-equal keys split evenly.
+                EXPECT_LT(stats.get<double>("imbalance"), 0.05) << dist << ": " << r.err;
+            } else {
+                // Nothing is sent, and each part is its range's size: 50000 records.
+                EXPECT_EQ(bytes_sent(stats), 0u) << r.err;
+                EXPECT_EQ(parts, (std::vector<std::uint64_t>(4, 50000u))) << dist;
+                EXPECT_EQ(stats.get<double>("imbalance"), 0) << dist;
             }
-            // Ties are broken by input position: even all-equal keys split evenly.
-            EXPECT_LT(stats.get<double>("imbalance"), 0.05) << dist << ": " << r.err;
-        } else {
-            // Nothing is sent, and each part is its range's size: 50000 records.
-            EXPECT_EQ(sent, 0u) << r.err;
-            EXPECT_EQ(parts, (std::vector<std::uint64_t>(4, 50000u))) << dist;
-            EXPECT_EQ(stats.get<double>("imbalance"), 0) << dist;
+            ::unlink((dir / "out").c_str());
         }
-        ::unlink((dir / "out").c_str());
-      }
-      ::unlink((dir / "one").c_str());
+        ::unlink((dir / "one").c_str());
     }
 }
 
