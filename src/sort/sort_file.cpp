@@ -346,6 +346,59 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
     if (unique) report.output_records = unique->finish();
 }
 
+// The GPU merges by sorting exact slices of all runs, in one pass (plain keys only).
+template <class T>
+void merge_on_device(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
+    SortReport& report = job.report;
+    const SortPlan& plan = job.planned.plan;
+    report.merge_passes = plan.merge_passes;
+    report.output_records = records;
+    job.phase(ProgressPhase::writing, records * job.planned.width);
+    merge_by_sorting_slices<T>(runs, *job.planned.sorter->slice_sorter(), plan.run_records, plan.device_merge_slots,
+                               [&](std::uint64_t first, std::span<const std::byte> bytes) {
+                                   output.write(first * sizeof(T), bytes);
+                               },
+                               report.merge);
+}
+
+// Entries of key words and record merged on the host: the keys are stripped (and with --unique
+// duplicates dropped) on the way out.
+template <class T>
+void merge_records_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records,
+                               const SortOutput& output) {
+    const SortPlan& plan = job.planned.plan;
+    RecordOutput out(output, sizeof(T), job.planned.spec.record_size, job.unique, plan.merge_slices(records));
+    const BlockPut put = [&out](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
+        out.put(slice, rank, entries);
+    };
+    merge_runs<T>(runs, {output.sequential() ? MergeInto(merge_into::Stream{put}) : merge_into::Blocks{put}}, plan);
+    job.report.output_records = out.finish();
+}
+
+// Plain keys merged on the host go out as they are merged: mapped back to their raw form (unless
+// that is the identity), straight into the output's map, at their offsets in the file, or in order.
+template <class T>
+void merge_keys_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
+    job.report.output_records = records;
+    struct Into {
+        const SortOutput& output;
+        MergeInto operator()(const MappedFile& to) const { return merge_into::Memory{to.data, output.progress()}; }
+        MergeInto operator()(const PositionalFile& to) const {
+            return merge_into::File{to.file, to.base / sizeof(T), output.progress()};
+        }
+        MergeInto operator()(StreamOutput*) const {
+            return merge_into::Stream{[&out = output](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
+                out.write(rank * sizeof(T), keys);
+            }};
+        }
+    };
+    MergeTarget<T> target{std::visit(Into{output}, output.destination())};
+    const KeyOrder order = job.order;
+    if (!normalization_is_identity(order)) target.restore = [order](std::span<T> keys) { denormalize_keys(keys, order); };
+    merge_runs<T>(runs, target, job.planned.plan);
+    if (std::holds_alternative<MappedFile>(output.destination())) output.written_in_place(0, records * sizeof(T));
+}
+
 // Merges the runs, of `records` records in all, into the output: on the device in one pass, or
 // on the host in as many passes as the plan's fan-in needs.
 template <class T>
@@ -356,17 +409,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     report.bytes_spilled = plan.runs_kept_in_memory ? 0 : records * plan.entry_bytes;
     ScopedPhase phase(report.times.merge);
     if (plan.merge_on_device) {
-        // The GPU merges by sorting exact slices of all runs (plain keys only).
-        if constexpr (std::is_unsigned_v<T>) {
-            report.merge_passes = plan.merge_passes;
-            report.output_records = records;
-            job.phase(ProgressPhase::writing, records * job.planned.width);
-            merge_by_sorting_slices<T>(runs, *job.planned.sorter->slice_sorter(), plan.run_records, plan.device_merge_slots,
-                                       [&](std::uint64_t first, std::span<const std::byte> bytes) {
-                                           output.write(first * sizeof(T), bytes);
-                                       },
-                                       report.merge);
-        }
+        if constexpr (std::is_unsigned_v<T>) merge_on_device<T>(job, runs, records, output);
         return;
     }
     // The chunk buffers of a CPU sorter are not used by a merge on the host: their memory goes back
@@ -378,38 +421,10 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     report.merge.host.bytes *= report.merge_passes;
     // With --unique, how many records are kept is not known until the end.
     job.phase(ProgressPhase::writing, job.unique ? 0 : records * job.planned.width);
-    if constexpr (!std::is_unsigned_v<T>) {
-        // Entries of key words and record: the keys are stripped (and duplicates dropped) on the way out.
-        RecordOutput out(output, sizeof(T), job.planned.spec.record_size, job.unique, plan.merge_slices(records));
-        const BlockPut put = [&out](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
-            out.put(slice, rank, entries);
-        };
-        merge_runs<T>(runs, {output.sequential() ? MergeInto(merge_into::Stream{put}) : merge_into::Blocks{put}}, plan);
-        report.output_records = out.finish();
-    } else {
-        // Plain keys go out as they are merged: mapped back to their raw form (unless that is the
-        // identity), straight into the output's map, at their offsets in the file, or in order.
-        report.output_records = records;
-        struct Into {
-            const SortOutput& output;
-            MergeInto operator()(const MappedFile& to) const {
-                return merge_into::Memory{to.data, output.progress()};
-            }
-            MergeInto operator()(const PositionalFile& to) const {
-                return merge_into::File{to.file, to.base / sizeof(T), output.progress()};
-            }
-            MergeInto operator()(StreamOutput*) const {
-                return merge_into::Stream{[&out = output](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
-                    out.write(rank * sizeof(T), keys);
-                }};
-            }
-        };
-        MergeTarget<T> target{std::visit(Into{output}, output.destination())};
-        const KeyOrder order = job.order;
-        if (!normalization_is_identity(order)) target.restore = [order](std::span<T> keys) { denormalize_keys(keys, order); };
-        merge_runs<T>(runs, target, plan);
-        if (std::holds_alternative<MappedFile>(output.destination())) output.written_in_place(0, records * sizeof(T));
-    }
+    if constexpr (!std::is_unsigned_v<T>)
+        merge_records_into_output<T>(job, runs, records, output);
+    else
+        merge_keys_into_output<T>(job, runs, records, output);
 }
 
 // Calls f.template operator()<T>() with the run entry's key type: RecordKey<W> for records, the
