@@ -634,54 +634,37 @@ void sort_streamed(SortJob& job) {
     });
 }
 
-}  // namespace
-
-SortPlan plan_file(const SortOptions& options) { return PlannedSort(options).plan; }
-
-SortReport sort_file(const SortOptions& options) {
-    const auto start = std::chrono::steady_clock::now();
-    SortReport report;
-    PlannedSort planned(options);
-    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, planned.budgets.threads);
-    const SortPlan& plan = planned.plan;
-    const std::size_t record_size = planned.width;
-    report.record_size = record_size;
-    report.plan = plan;
+// The parts of the report known before anything is sorted: the record size, the plan and the sorter.
+void report_planned(SortReport& report, const PlannedSort& planned) {
+    report.record_size = planned.width;
+    report.plan = planned.plan;
     report.backend = planned.sorter->name();
     report.backend_reason = planned.backend_reason;
     report.input_streamed = planned.input.streamed();
     report.output_streamed = planned.output.sequential;
-    // A --tmp-dir that cannot be used is an error even when this input would not need it.
-    if (options.tmp_dir) io::create_temp_file(planned.tmp_dir);
-    if (options.shared_runs) {
-        SortJob job{planned, nullptr, report, options.order, false, options.progress};
-        sort_shared_runs(job, *options.shared_runs);
-        planned.input.check_unchanged();
-        if (options.progress) options.progress->start_phase(ProgressPhase::done, 0);
-        report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return report;
-    }
+}
 
+// OUTPUT is INPUT itself (the same file, by any name): the sort replaces its input.
+bool replaces_input(const SortOptions& options) {
     io::FileId input_id, output_id;
-    const bool replaces_input = !options.output_region && !options.input_memory && options.input != "-" && options.output != "-" &&
-                                io::file_id(options.input, input_id) && io::file_id(options.output, output_id) &&
-                                input_id == output_id;
-    OutputTarget target({options.output, options.output_compression, options.compression_level,
-                         plan.writer.compressing_threads, static_cast<std::size_t>(plan.writer.block_bytes),
-                         plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
-                         options.progress, options.output_region});
+    return !options.output_region && !options.input_memory && options.input != "-" && options.output != "-" &&
+           io::file_id(options.input, input_id) && io::file_id(options.output, output_id) && input_id == output_id;
+}
+
+// OUTPUT written as planned: with direct I/O where the plan says so, without a map under a limit on
+// the address space, and checked as written where --verify cannot read it back.
+void set_up_target(OutputTarget& target, const PlannedSort& planned, const SortOptions& options) {
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
-    if (plan.output_direct) target.write_direct(static_cast<std::size_t>(plan.direct_io_piece));
+    if (planned.plan.output_direct) target.write_direct(static_cast<std::size_t>(planned.plan.direct_io_piece));
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
+}
 
-    SortJob job{planned, &target, report, options.order, options.unique, options.progress};
-    if (planned.input.streamed())
-        sort_streamed(job);
-    else
-        sort_known_size(job);
-    if (options.verify) planned.sorter.reset();  // its memory goes back before the output is read back
-
-    report.output_bytes = report.output_records * record_size;
+// The output finished (its last blocks compressed and written, its map flushed), the input checked
+// unchanged, the output verified (--verify) and committed: renamed into place, flushed first where
+// asked for or where it replaces the input.
+void finish_output(OutputTarget& target, PlannedSort& planned, const SortOptions& options, bool replaces,
+                   SortReport& report) {
+    report.output_bytes = report.output_records * planned.width;
     // The output's last blocks compressed and written, its map flushed to the file: timed only.
     if (options.progress) options.progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
     target.finish(report.output_bytes);
@@ -692,12 +675,51 @@ SortReport sort_file(const SortOptions& options) {
         target.verify(expected);
         report.verified = true;
     }
-    if (options.progress && (options.sync || replaces_input))
+    if (options.progress && (options.sync || replaces))
         options.progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
-    target.commit(options.sync || replaces_input);
+    target.commit(options.sync || replaces);
     report.output_stored_bytes = target.bytes_out();
-    if (options.progress) options.progress->start_phase(ProgressPhase::done, 0);
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+SortPlan plan_file(const SortOptions& options) { return PlannedSort(options).plan; }
+
+SortReport sort_file(const SortOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    SortReport report;
+    auto done = [&] {
+        if (options.progress) options.progress->start_phase(ProgressPhase::done, 0);
+        report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    PlannedSort planned(options);
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, planned.budgets.threads);
+    report_planned(report, planned);
+    // A --tmp-dir that cannot be used is an error even when this input would not need it.
+    if (options.tmp_dir) io::create_temp_file(planned.tmp_dir);
+    if (options.shared_runs) {
+        SortJob job{planned, nullptr, report, options.order, false, options.progress};
+        sort_shared_runs(job, *options.shared_runs);
+        planned.input.check_unchanged();
+        done();
+        return report;
+    }
+
+    const bool replaces = replaces_input(options);  // looked at before OUTPUT is touched
+    const SortPlan& plan = planned.plan;
+    OutputTarget target({options.output, options.output_compression, options.compression_level,
+                         plan.writer.compressing_threads, static_cast<std::size_t>(plan.writer.block_bytes),
+                         plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
+                         options.progress, options.output_region});
+    set_up_target(target, planned, options);
+    SortJob job{planned, &target, report, options.order, options.unique, options.progress};
+    if (planned.input.streamed())
+        sort_streamed(job);
+    else
+        sort_known_size(job);
+    if (options.verify) planned.sorter.reset();  // its memory goes back before the output is read back
+    finish_output(target, planned, options, replaces, report);
+    done();
     return report;
 }
 
