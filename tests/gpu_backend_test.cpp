@@ -8,6 +8,7 @@
 #include "scratch_dir.hpp"
 #include "gpu_skip.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,13 +25,13 @@ void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descendin
                         std::uint64_t min_runs = 0) {
     ScratchDir dir;
     write_keys(dir / "in", keys);
-    SortOptions options;
+    PartSortOptions options;
     options.input = dir / "in";
     options.output = dir / "gpu";
     options.order = {type, descending};
     options.backend = Backend::gpu;
     options.device_memory_bytes = device_memory;
-    SortReport report = sort_file(options);
+    SortReport report = sort_part(options);
     EXPECT_NE(report.backend, "cpu");
     const std::uint64_t per_run = std::max<std::uint64_t>(report.plan.run_records, 1);
     EXPECT_EQ(report.runs, (keys.size() + per_run - 1) / per_run) << what;
@@ -45,7 +46,7 @@ void expect_gpu_matches(const std::vector<T>& keys, KeyType type, bool descendin
     }
     options.output = dir / "cpu";
     options.backend = Backend::cpu;
-    sort_file(options);
+    sort_part(options);
     const std::string gpu = read_text(dir / "gpu"), cpu = read_text(dir / "cpu");
     EXPECT_TRUE(gpu == cpu) << "GPU and CPU outputs differ: " << what;
     const auto expected = reference_sort(keys, descending);
@@ -102,11 +103,11 @@ TEST(GpuBackend, RefusedClearlyWhenNoGpuCanBeUsed) {
     // auto falls back to the CPU.
     ScratchDir dir;
     write_keys(dir / "in", make_keys<std::uint32_t>(1000, {}, 1));
-    SortOptions options;
+    PartSortOptions options;
     options.input = dir / "in";
     options.output = dir / "out";
     options.order = {KeyType::u32, false};
-    EXPECT_EQ(sort_file(options).backend, "cpu");
+    EXPECT_EQ(sort_part(options).backend, "cpu");
 }
 
 TEST(GpuBackend, DeviceOutOfMemoryIsAOneLineError) {
@@ -132,7 +133,7 @@ TEST(GpuBackend, RecordsInOneChunkAndManyAgainstTheStableReference) {
         for (bool unique : {false, true})
             for (bool tiny : {false, true}) {
                 const std::string what = c.name + (unique ? ", unique" : "") + (tiny ? ", tiny device budget" : "");
-                SortOptions options;
+                PartSortOptions options;
                 options.backend = Backend::gpu;
                 if (tiny) options.device_memory_bytes = std::uint64_t{1} << 20;
                 if (tiny && unique) options.max_fan_in = 2;  // several host merge passes
@@ -155,7 +156,7 @@ TEST(GpuBackend, RecordsSpanningManyStagingPieces) {
     const KeySpec gensort = gensort_key();
     const auto data = make_records(2'000'000, gensort, 17, 256);
     for (std::optional<std::uint64_t> budget : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{std::uint64_t{400} << 20}}) {
-        SortOptions options;
+        PartSortOptions options;
         options.backend = Backend::gpu;
         options.device_memory_bytes = budget;
         sort_records_and_compare(data, gensort, false, options, budget ? "gensort, 400 MB budget" : "gensort, one chunk");

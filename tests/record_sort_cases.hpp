@@ -6,6 +6,7 @@
 #include "reference_records.hpp"
 #include "scratch_dir.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include <gtest/gtest.h>
 
@@ -59,7 +60,7 @@ inline std::vector<std::byte> read_bytes(const std::string& path) {
 // Sorts `data` with `options` (input, output, records and unique are set here) and expects the
 // reference's bytes, the input intact and no files left behind. Returns the report.
 inline SortReport sort_records_and_compare(const std::vector<std::byte>& data, const KeySpec& spec, bool unique,
-                                           SortOptions options, const std::string& what) {
+                                           PartSortOptions options, const std::string& what) {
     ScratchDir dir, tmp;
     write_bytes(dir / "in", data);
     options.input = dir / "in";
@@ -67,7 +68,7 @@ inline SortReport sort_records_and_compare(const std::vector<std::byte>& data, c
     options.records = spec;
     options.unique = unique;
     options.tmp_dir = tmp.path();
-    SortReport report = sort_file(options);
+    SortReport report = sort_part(options);
     const std::vector<std::byte> expected = reference_record_sort(data, spec, unique);
     const std::vector<std::byte> actual = read_bytes(dir / "out");
     EXPECT_EQ(actual.size(), expected.size()) << what;

@@ -3,6 +3,7 @@
 // merge passes, each compared byte for byte with std::stable_sort under an independent
 // field-by-field comparison. Ties are common, so stability is visible in the payload bytes.
 #include "record_sort_cases.hpp"
+#include "src/sort/sort_part.hpp"
 
 using namespace gpusort;
 using namespace gpusort::testing;
@@ -13,7 +14,7 @@ enum class Budget { in_memory, many_runs, many_passes };
 
 void run_case(const RecordCase& c, Budget budget, bool unique, std::uint64_t seed) {
     const auto data = make_records(c.records, c.spec, seed);
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.threads = 2;
     if (budget != Budget::in_memory) options.memory_bytes = kMinMemoryBudget;
@@ -53,7 +54,7 @@ TEST(RecordSort, EveryCaseWithSeveralMergePasses) {
 
 TEST(RecordSort, EdgeSizesAndAllEqualKeys) {
     const KeySpec spec = spec_of(13, {"3:u32:be"});
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     for (std::size_t n : {0u, 1u, 2u, 3u, 7u}) {
         const auto data = make_records(n, spec, n);
@@ -72,7 +73,7 @@ TEST(RecordSort, EdgeSizesAndAllEqualKeys) {
 
 TEST(RecordSort, UniqueOfPlainKeysKeepsOneOfEachValue) {
     // --type with --unique goes through the record path with the whole record as the key.
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.memory_bytes = kMinMemoryBudget;
     const KeySpec spec = whole_record_key(KeyType::f64, false);
@@ -83,7 +84,7 @@ TEST(RecordSort, UniqueGroupsThatSpanMergeSlices) {
     // 20 MB of records with a 1-byte key of few values: the merge cuts its output into several
     // slices, and groups of equal keys run across their bounds.
     const KeySpec spec = spec_of(100, {"0:bytes:1"});
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.threads = 2;
     options.memory_bytes = 4 * kMinMemoryBudget;
@@ -100,7 +101,7 @@ TEST(RecordSort, ManyMergeTasksWithLargeBuffers) {
     // buffer out with several threads, none of them may pick up another slice (whose buffers
     // would be its own). 130 MB of 13-byte records in three runs.
     const KeySpec spec = spec_of(13, {"3:u32:be"});
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.threads = 16;
     options.memory_bytes = std::uint64_t{256} << 20;
@@ -114,7 +115,7 @@ TEST(RecordSort, UniqueInLargePiecesSplitAmongThreads) {
     // One chunk of a million records: the sorter hands the output over in pieces of 125001
     // records, which are deduplicated and copied by several threads, block by block.
     const KeySpec spec = spec_of(13, {"3:u32:be"});
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.threads = 4;
     for (unsigned distinct : {3u, 256u}) {
@@ -129,7 +130,7 @@ TEST(RecordSort, HundredsOfRunsInSeveralPasses) {
     const KeySpec spec = gensort_key();
     const std::vector<std::byte> data = make_records(60'000, spec, 17);
     for (bool unique : {false, true}) {
-        SortOptions options;
+        PartSortOptions options;
         options.backend = Backend::cpu;
         options.threads = 2;
         options.memory_bytes = kMinMemoryBudget;

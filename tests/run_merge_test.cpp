@@ -2,6 +2,7 @@
 // std::sort of all keys: many fan-ins, empty and skewed runs, slices of every size, and samples
 // of merged runs that match their keys; a restore step with parallel work of its own.
 #include "io/spill_file.hpp"
+#include "src/plan/plan_sort.hpp"
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
 #include "src/keys/key_normalization.hpp"

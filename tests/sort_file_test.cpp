@@ -10,6 +10,7 @@
 #include "io/file.hpp"
 #include "io/stream_writer.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include <gtest/gtest.h>
 
@@ -74,7 +75,7 @@ SortReport sort_and_compare(const std::vector<T>& keys, KeyType type, bool desce
     ScratchDir dir;
     ScratchDir tmp;
     write_keys(dir / "in", keys);
-    SortOptions options;
+    PartSortOptions options;
     options.input = dir / "in";
     options.output = dir / "out";
     options.order = {type, descending};
@@ -83,7 +84,7 @@ SortReport sort_and_compare(const std::vector<T>& keys, KeyType type, bool desce
     options.tmp_dir = tmp.path();
     if (budget != Budget::in_memory) options.memory_bytes = kMinMemoryBudget;
     if (budget == Budget::many_passes) options.max_fan_in = 2;
-    SortReport report = sort_file(options);
+    SortReport report = sort_part(options);
     const std::vector<T> expected = reference_sort(keys, descending);
     const std::vector<T> actual = read_keys<T>(dir / "out");
     EXPECT_TRUE(same_bytes(actual, expected)) << what;
@@ -202,7 +203,7 @@ TEST(SortFile, StreamOfExactlyTwoChunks) {
         writer.write(std::as_bytes(std::span(keys)));
         writer.finish();
     }
-    SortOptions options;
+    PartSortOptions options;
     options.input = dir / "in.zst";
     options.output = dir / "out";
     options.backend = Backend::cpu;
@@ -210,7 +211,7 @@ TEST(SortFile, StreamOfExactlyTwoChunks) {
     options.tmp_dir = tmp.path();
     options.max_run_records = 1000;
     const std::string input = read_text(dir / "in.zst");
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     EXPECT_EQ(report.runs, 2u);
     EXPECT_EQ(report.merge_passes, 1u);
     EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), reference_sort(keys, false)));
@@ -291,7 +292,7 @@ TEST(SortFile, HundredsOfRunsInSeveralPasses) {
         ScratchDir dir, tmp;
         const auto keys = make_keys<std::uint64_t>(300'017, data, 8);
         write_keys(dir / "in", keys);
-        SortOptions options;
+        PartSortOptions options;
         options.input = dir / "in";
         options.output = dir / "out";
         options.backend = Backend::cpu;
@@ -300,7 +301,7 @@ TEST(SortFile, HundredsOfRunsInSeveralPasses) {
         options.tmp_dir = tmp.path();
         options.max_run_records = 1000;
         options.max_fan_in = 8;
-        const SortReport report = sort_file(options);
+        const SortReport report = sort_part(options);
         EXPECT_EQ(report.runs, 301u) << key_data_name(data);
         EXPECT_GE(report.merge_passes, 3u) << key_data_name(data);
         EXPECT_EQ(report.merge_passes, report.plan.merge_passes) << key_data_name(data);

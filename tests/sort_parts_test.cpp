@@ -1,10 +1,11 @@
 // A sort as one part of a larger job (as each rank of gpusort-mpi sorts the records it received
-// into its part of one OUTPUT): SortOptions::output_region writes the records into a part of an open
+// into its part of one OUTPUT): PartSortOptions::output_region writes the records into a part of an open
 // file, in memory and as runs merged on the host, keys and records, with --verify and --unique (the
 // bytes around the region stay as they were, the file keeps its size and name, and no other file
-// appears); SortOptions::input_memory reads them from memory instead of INPUT. OutputTarget's
+// appears); PartSortOptions::input_memory reads them from memory instead of INPUT. OutputTarget's
 // positional writes (no map) into a region land there too.
 #include "record_sort_cases.hpp"
+#include "src/sort/sort_part.hpp"
 #include "src/output/sort_output.hpp"
 
 #include <algorithm>
@@ -23,8 +24,8 @@ namespace {
 
 // A CPU sort on two threads of records with `spec` (whole u64 keys when none), verified or not;
 // runs: under the smallest budget, so that runs are formed and merged.
-SortOptions cpu_sort(std::optional<KeySpec> spec, bool runs, bool verify = true) {
-    SortOptions options;
+PartSortOptions cpu_sort(std::optional<KeySpec> spec, bool runs, bool verify = true) {
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.threads = 2;
     options.order = {KeyType::u64, false};
@@ -46,7 +47,7 @@ std::vector<std::byte> make_host_file(const std::string& path, std::size_t size,
 // Sorts `data` into bytes [head, head + data.size()) of a file `head + data.size() + tail` long
 // and checks the start of the region against `expected` (all of it but with --unique) and the rest
 // of the file against what was there. With options.input_memory set, `data` is that memory.
-void sort_into_region(const std::vector<std::byte>& data, const std::vector<std::byte>& expected, SortOptions options,
+void sort_into_region(const std::vector<std::byte>& data, const std::vector<std::byte>& expected, PartSortOptions options,
                       std::size_t head, const std::string& what) {
     ScratchDir dir, tmp;
     const bool from_memory = options.input_memory.has_value();  // then no file "in" exists
@@ -59,7 +60,7 @@ void sort_into_region(const std::vector<std::byte>& data, const std::vector<std:
     options.output = dir / "host";
     options.tmp_dir = tmp.path();
     options.output_region = OutputRegion{fd, head};
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     ::close(fd);
     EXPECT_EQ(report.output_records * report.record_size, expected.size()) << what;
     const std::vector<std::byte> after = read_bytes(dir / "host");
@@ -87,7 +88,7 @@ TEST(OutputRegion, KeysInMemoryAndAsRunsLandInTheirPlace) {
     std::memcpy(expected.data(), keys.data(), expected.size());
     for (const bool runs : {false, true})
         for (const bool verify : {false, true}) {
-            const SortOptions options = cpu_sort(std::nullopt, runs, verify);
+            const PartSortOptions options = cpu_sort(std::nullopt, runs, verify);
             // 1001 records in: not at a page boundary.
             sort_into_region(data, expected, options, 1001 * 8,
                              std::string(runs ? "runs" : "in memory") + (verify ? ", verified" : ""));
@@ -98,7 +99,7 @@ TEST(OutputRegion, RecordsAsRunsLandInTheirPlace) {
     for (const RecordCase& c : {record_cases()[0], record_cases()[5]}) {
         const std::vector<std::byte> data = make_records(c.records, c.spec, 17);
         const std::vector<std::byte> expected = reference_record_sort(data, c.spec, false);
-        SortOptions options = cpu_sort(c.spec, true);
+        PartSortOptions options = cpu_sort(c.spec, true);
         options.max_fan_in = 2;
         sort_into_region(data, expected, options, 333 * c.spec.record_size, c.name);
     }
@@ -110,17 +111,17 @@ TEST(OutputRegion, RefusesWhatARegionCannotHold) {
     write_bytes(dir / "host", std::vector<std::byte>(128));
     const int fd = ::open((dir / "host").c_str(), O_RDWR | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.input = dir / "in";
     options.output = dir / "host";
     options.order = {KeyType::u64, false};
     options.output_region = OutputRegion{fd, 8};
     options.output_compression = Compression::gzip;
-    EXPECT_THROW(sort_file(options), std::invalid_argument);
+    EXPECT_THROW(sort_part(options), std::invalid_argument);
     options.output_compression.reset();
     options.output_region = OutputRegion{fd, 4};  // not at a whole record
-    EXPECT_THROW(sort_file(options), std::invalid_argument);
+    EXPECT_THROW(sort_part(options), std::invalid_argument);
     ::close(fd);
     EXPECT_TRUE(read_bytes(dir / "host") == std::vector<std::byte>(128));
 }
@@ -132,7 +133,7 @@ TEST(OutputRegion, UniqueKeepsTheFirstOfEachKeyAtTheStartOfTheRegion) {
     const std::vector<std::byte> expected = reference_record_sort(data, c.spec, true);
     ASSERT_LT(expected.size(), data.size()) << "the case must have duplicate keys";
     for (const bool runs : {false, true}) {
-        SortOptions options = cpu_sort(c.spec, runs);
+        PartSortOptions options = cpu_sort(c.spec, runs);
         options.unique = true;
         sort_into_region(data, expected, options, 5 * c.spec.record_size, runs ? "unique, runs" : "unique, one chunk");
     }
@@ -144,19 +145,19 @@ TEST(InputMemory, KeysAndRecordsAreSortedFromMemory) {
     const std::vector<std::byte> data = make_records(c.records, c.spec, 21);
     const std::vector<std::byte> expected = reference_record_sort(data, c.spec, false);
     for (const bool runs : {false, true}) {
-        SortOptions options = cpu_sort(c.spec, runs);
+        PartSortOptions options = cpu_sort(c.spec, runs);
         options.input_memory = std::span<const std::byte>(data);
         sort_into_region(data, expected, options, 7 * c.spec.record_size, runs ? "from memory, runs" : "from memory");
     }
     ScratchDir dir;
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.records = c.spec;
     options.input = dir / "not-there";  // only a name
     options.input_memory = std::span<const std::byte>(data);
     options.output = dir / "out";
     options.memory_bytes = kMinMemoryBudget;
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     EXPECT_GT(report.runs, 1u);
     EXPECT_TRUE(read_bytes(dir / "out") == expected);
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"out"}));
@@ -241,12 +242,12 @@ std::vector<std::byte> sorted_reference(const SharedRunsCase& c, std::vector<std
 // Process p's sort: its range of `data` from record `at`, its runs into memory of its own, its part
 // from record `first` of the whole into memory of its own; the gather hands it every process's runs
 // once all have formed theirs.
-SortOptions process_options(const SharedRunsCase& c, std::size_t p, const std::vector<std::byte>& data, std::uint64_t at,
+PartSortOptions process_options(const SharedRunsCase& c, std::size_t p, const std::vector<std::byte>& data, std::uint64_t at,
                             std::uint64_t first, SharedRunsResult& result, std::barrier<>& formed) {
     const std::size_t width = c.width(), n = c.ranges.size();
     result.runs[p].resize(c.ranges[p] * width);
     result.parts[p].resize(c.parts[p] * width);
-    SortOptions options;
+    PartSortOptions options;
     options.backend = Backend::cpu;
     options.threads = 1;
     options.order = {c.type, c.descending};
@@ -283,10 +284,10 @@ SharedRunsResult sort_in_processes(const SharedRunsCase& c, const std::vector<st
     std::vector<std::thread> processes;
     std::uint64_t at = 0, first = 0;
     for (std::size_t p = 0; p < n; ++p) {
-        const SortOptions options = process_options(c, p, data, at, first, result, formed);
+        const PartSortOptions options = process_options(c, p, data, at, first, result, formed);
         processes.emplace_back([&result, p, options] {
             try {
-                result.reports[p] = sort_file(options);
+                result.reports[p] = sort_part(options);
             } catch (const std::exception& e) {
                 result.failures[p] = e.what();
             }
@@ -300,7 +301,7 @@ SharedRunsResult sort_in_processes(const SharedRunsCase& c, const std::vector<st
 
 }  // namespace
 
-// SortOptions::shared_runs, as the ranks of one host use it: three sorts on threads of their own
+// PartSortOptions::shared_runs, as the ranks of one host use it: three sorts on threads of their own
 // stand in for three processes; each forms its runs of its third of the keys in memory of its own
 // (up to 7 runs: --max-run-records), the gather hands every sort all three's runs (after all have
 // formed theirs), and each merges records [first, first + its part) of the whole into its part's
@@ -342,7 +343,7 @@ TEST(SharedRuns, MergesRunsTheCallerFormed) {
     std::memcpy(runs.data(), keys.data(), runs.size());
     std::vector<std::uint64_t> expected = keys;
     std::sort(expected.begin(), expected.end());
-    SortOptions options = cpu_sort(std::nullopt, false, false);
+    PartSortOptions options = cpu_sort(std::nullopt, false, false);
     options.max_run_records = 7000;
     options.input = "runs";
     options.output = "part";
@@ -369,7 +370,7 @@ TEST(SharedRuns, MergesRunsTheCallerFormed) {
         for (std::uint64_t i = offset / 8; i < (offset + bytes) / 8; ++i) ++told[i];
     };
     options.shared_runs = shared;
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     EXPECT_EQ(gathered, sizes);
     EXPECT_EQ(report.runs, sizes.size());
     EXPECT_EQ(report.output_records, keys.size());
@@ -383,7 +384,7 @@ TEST(SharedRuns, MergesRunsTheCallerFormed) {
 // --verify are refused before anything is read.
 TEST(SharedRuns, RefusesWhatItCannotMerge) {
     std::vector<std::byte> data(800), runs(800), part(800);
-    SortOptions options = cpu_sort(std::nullopt, false, false);
+    PartSortOptions options = cpu_sort(std::nullopt, false, false);
     options.input = "range";
     options.output = "part";
     options.input_memory = std::span<const std::byte>(data);
@@ -397,11 +398,11 @@ TEST(SharedRuns, RefusesWhatItCannotMerge) {
     };
     options.shared_runs = shared;
     for (const std::string what : {"records", "unique", "verify"}) {
-        SortOptions refused = options;
+        PartSortOptions refused = options;
         if (what == "records") refused.records = KeySpec{8, {KeyField{0, false, 8, KeyType::u64, false, false}}};
         refused.unique = what == "unique";
         refused.verify = what == "verify";
-        EXPECT_THROW(sort_file(refused), std::invalid_argument) << what;
+        EXPECT_THROW(sort_part(refused), std::invalid_argument) << what;
     }
     EXPECT_FALSE(gathered);
 }

@@ -1,6 +1,7 @@
 // plan_sort: every size follows the budgets, the input and the sorter's capacity, and the host
 // memory of every planned buffer together stays within the budget.
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/plan_sort.hpp"
 #include "io/file.hpp"
 #include "src/keys/record_layout.hpp"
 #include "src/sorters/cpu_chunk_sorter.hpp"

@@ -9,6 +9,7 @@
 #include "io/stream_writer.hpp"
 #include "gpusort/progress.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include <gtest/gtest.h>
 
@@ -72,8 +73,8 @@ protected:
     ScratchDir dir, tmp;
     std::vector<std::uint64_t> keys = make_keys<std::uint64_t>(400'000, {}, 11);  // 3.05 MiB
 
-    SortOptions options_for(const std::string& input, const std::string& output) {
-        SortOptions options;
+    PartSortOptions options_for(const std::string& input, const std::string& output) {
+        PartSortOptions options;
         options.input = input == "-" ? input : dir / input;
         options.output = dir / output;
         options.backend = Backend::cpu;
@@ -82,11 +83,11 @@ protected:
         return options;
     }
     // Sorts, checks the output against std::sort and the counts of every phase.
-    Sorted sort(SortOptions options, std::uint64_t unknown_total_bytes) {
+    Sorted sort(PartSortOptions options, std::uint64_t unknown_total_bytes) {
         ProgressCounters counters;
         PhaseLog log(counters);
         options.progress = &counters;
-        Sorted sorted{"", sort_file(options)};
+        Sorted sorted{"", sort_part(options)};
         EXPECT_STREQ(progress_phase_name(counters.snapshot().phase), "done") << "the phase the sort ended in";
         counters.start_phase(ProgressPhase::done, 0);  // ends the last phase, into the log
         sorted.phases = log.names();
@@ -111,7 +112,7 @@ TEST_F(SortProgress, OneChunkIsReadSortedAndWrittenInTurn) {
 
 TEST_F(SortProgress, RunsAreCountedAsTheyAreStoredThenMergedIntoTheOutput) {
     write_keys(dir / "in", keys);
-    SortOptions options = options_for("in", "out");
+    PartSortOptions options = options_for("in", "out");
     options.max_run_records = 100'000;
     const Sorted sorted = sort(options, 0);
     EXPECT_EQ(sorted.phases, "sorting writing flushing done");
@@ -121,7 +122,7 @@ TEST_F(SortProgress, RunsAreCountedAsTheyAreStoredThenMergedIntoTheOutput) {
 
 TEST_F(SortProgress, EachMergePassIsAPhaseOfItsOwn) {
     write_keys(dir / "in", keys);
-    SortOptions options = options_for("in", "out");
+    PartSortOptions options = options_for("in", "out");
     options.memory_bytes = kMinMemoryBudget;
     options.max_fan_in = 2;
     const Sorted sorted = sort(options, 0);
@@ -136,12 +137,12 @@ TEST_F(SortProgress, AStreamIsReadThenSortedAsOneChunkOrInRuns) {
     // Within the two chunk buffers: read (size unknown), then one chunk from the buffers.
     EXPECT_EQ(sort(options_for("in.zst", "out"), bytes()).phases, "reading reading sorting writing flushing done");
     // Runs: the first two chunks read, then runs counted as stored (size unknown), then the merge.
-    SortOptions options = options_for("in.zst", "out2");
+    PartSortOptions options = options_for("in.zst", "out2");
     options.max_run_records = 100'000;
     ProgressCounters counters;
     PhaseLog log(counters);
     options.progress = &counters;
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     counters.start_phase(ProgressPhase::done, 0);
     EXPECT_EQ(log.names(), "reading sorting writing flushing done");
     ASSERT_EQ(log.ended.size(), 5u);
@@ -156,7 +157,7 @@ TEST_F(SortProgress, AStreamIsReadThenSortedAsOneChunkOrInRuns) {
 TEST_F(SortProgress, ACompressedOutputCountsItsBytesBeforeCompression) {
     write_keys(dir / "in", keys);
     EXPECT_EQ(sort(options_for("in", "out.zst"), 0).phases, "reading sorting writing flushing done");
-    SortOptions options = options_for("in", "out2.zst");
+    PartSortOptions options = options_for("in", "out2.zst");
     options.max_run_records = 100'000;
     EXPECT_EQ(sort(options, 0).phases, "sorting writing flushing done");
 }
@@ -164,7 +165,7 @@ TEST_F(SortProgress, ACompressedOutputCountsItsBytesBeforeCompression) {
 TEST_F(SortProgress, UniqueWritesAnUnknownNumberOfRecords) {
     for (std::size_t i = 0; i < keys.size(); ++i) keys[i] %= 1000;  // many duplicates
     write_keys(dir / "in", keys);
-    SortOptions options = options_for("in", "out");
+    PartSortOptions options = options_for("in", "out");
     options.unique = true;
     const Sorted one_chunk = sort(options, 1000 * sizeof(std::uint64_t));
     EXPECT_EQ(one_chunk.phases, "reading sorting writing flushing done");
@@ -176,13 +177,13 @@ TEST_F(SortProgress, UniqueWritesAnUnknownNumberOfRecords) {
 
 TEST_F(SortProgress, VerifyReadsTheOutputBackAfterTheFlush) {
     write_keys(dir / "in", keys);
-    SortOptions options = options_for("in", "out");
+    PartSortOptions options = options_for("in", "out");
     options.verify = true;
     EXPECT_EQ(sort(options, 0).phases, "reading sorting writing flushing verifying done");
 }
 
 TEST_F(SortProgress, InPlaceFlushesTheOutputToDiskBeforeItReplacesTheInput) {
     write_keys(dir / "data", keys);
-    SortOptions options = options_for("data", "data");
+    PartSortOptions options = options_for("data", "data");
     EXPECT_EQ(sort(options, 0).phases, "reading sorting writing flushing flushing done");
 }

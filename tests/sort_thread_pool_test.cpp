@@ -4,6 +4,7 @@
 // process, a pool of the threads that could start instead of the end of the program.
 #include "src/sorters/sort_thread_pool.hpp"
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/plan_sort.hpp"
 #include "task_limit.hpp"
 #include "wait_bounds.hpp"
 

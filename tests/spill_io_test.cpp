@@ -10,6 +10,7 @@
 #include "io/stream_writer.hpp"
 #include "io/temp_file.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +34,7 @@ SortReport sort_keys(const std::vector<T>& keys, bool descending, IoMode spill_i
                      std::optional<std::size_t> fan_in, std::uint64_t run_records, const std::string& what,
                      std::uint64_t memory = kMinMemoryBudget) {
     ScratchDir dir, tmp;
-    SortOptions options;
+    PartSortOptions options;
     options.input = dir / (stream ? "in.zst" : "in");
     options.output = dir / "out";
     if (stream) {
@@ -52,7 +53,7 @@ SortReport sort_keys(const std::vector<T>& keys, bool descending, IoMode spill_i
     options.spill_io = spill_io;
     options.max_fan_in = fan_in;
     options.max_run_records = run_records;
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     EXPECT_TRUE(same_bytes(read_keys<T>(options.output), reference_sort(keys, descending))) << what;
     EXPECT_TRUE(tmp.entries().empty()) << "temp files left: " << what;
     EXPECT_GT(report.bytes_spilled, 0u) << what;
@@ -109,7 +110,7 @@ TEST(IoMode, RecordsStableAndUniqueWithManyRunsAndPasses) {
         if (c.spec.record_size > 100) continue;  // entries of odd sizes are what matters here
         const std::vector<std::byte> data = make_records(c.records, c.spec, 21);
         for (bool unique : {false, true}) {
-            SortOptions options;
+            PartSortOptions options;
             options.backend = Backend::cpu;
             options.threads = 3;
             options.memory_bytes = kMinMemoryBudget;

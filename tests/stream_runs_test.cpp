@@ -2,6 +2,7 @@
 // sample memory (the stride doubles and the runs already formed are thinned out), every sample
 // still the key at its place, and the runs merge into the sorted input.
 #include "io/temp_file.hpp"
+#include "src/plan/plan_sort.hpp"
 #include "scratch_dir.hpp"
 #include "src/merge/run_merge.hpp"
 #include "src/runs/run_formation.hpp"

@@ -21,44 +21,9 @@ namespace gpusort {
 
 enum class Backend { automatic, cpu, gpu };
 
-// A part of a larger file that a sort writes its output into (as each rank of gpusort-mpi writes its
-// part of one OUTPUT): the records take bytes [offset, offset + the input's size) of the open
-// regular file `fd` (opened for reading and writing), which the sort neither creates, resizes,
-// renames nor flushes: its owner does. With --unique the records kept come first (the report's
-// output_records); the bytes after them, up to the input's size, are then unspecified.
-struct OutputRegion {
-    int fd = -1;
-    std::uint64_t offset = 0;
-};
-
-// Sorted runs shared between processes (the ranks of gpusort-mpi on one host): the sort forms its
-// runs into memory the caller gives (and shares with the other processes), then merges its part of
-// the merge of every process's runs, records [first, first + part's records), into `part`, memory
-// the caller gives too; it creates and writes no OUTPUT. Whole-record keys only (no key spec, no
-// --unique, no --verify), and an input of known size.
-struct SharedRuns {
-    std::span<std::byte> runs;  // the input's size: the runs, one after the other, as normalised keys
-    std::span<std::byte> part;  // the part, as records (raw keys)
-    std::uint64_t first = 0;    // the part's first record in the merge of all processes' runs
-    // Called once this process's runs are formed, with how many records each holds (in that order):
-    // returns every process's runs, this one's included, in the order ties go (an earlier run's first).
-    // The input is not read after it is called (its memory may go).
-    std::function<std::vector<std::span<const std::byte>>(std::span<const std::uint64_t> run_records)> gather;
-    // Set where the caller formed the runs in `runs` itself (their records, in order): the sort
-    // then reads no input, and gathers and merges at once.
-    std::optional<std::vector<std::uint64_t>> formed;
-    // Optional: told of the bytes [offset, offset + size) of `part` merged, once each (where the
-    // caller releases a map's written pages behind the merge): a merge on the device tells of each
-    // slice as it is written, a merge on the host of the whole part when it ends.
-    std::function<void(std::uint64_t offset, std::uint64_t size)> written;
-};
-
 struct SortOptions {
     std::string input;
     std::string output;
-    // Sort these bytes, which must stay unchanged until the sort ends, instead of reading INPUT,
-    // whose name then serves only in messages (gpusort-mpi's ranks sort the records they received so).
-    std::optional<std::span<const std::byte>> input_memory;
     KeyOrder order;                             // the whole record is one key of this type ...
     std::optional<KeySpec> records;             // ... unless records with a key spec are given
     // Of each group of records with equal keys keep only the first (in input order). Sorts of
@@ -77,21 +42,10 @@ struct SortOptions {
     // Flush the output to disk before it is renamed into place. Always done when the
     // output replaces the input, so that a crash cannot lose the data.
     bool sync = false;
-    // Testing aid: a fan-in smaller than the plan's, to force several merge passes.
-    std::optional<std::size_t> max_fan_in;
-    // Testing aid: chunks (and so runs) of at most this many records, to form many runs from a
-    // small input.
-    std::optional<std::uint64_t> max_run_records;
     // Compression of INPUT and OUTPUT, forced (for pipes); default: by the names' endings.
     std::optional<Compression> input_compression;
     std::optional<Compression> output_compression;
     int compression_level = -1;                 // -1: the format's default
-    // Write into this part of an open file instead of creating OUTPUT, whose name then serves only in
-    // messages; uncompressed.
-    std::optional<OutputRegion> output_region;
-    // Merge this sort's part of the runs of several processes into memory instead of sorting INPUT
-    // into OUTPUT (see SharedRuns).
-    std::optional<SharedRuns> shared_runs;
     // Re-read the output and check its order and that it holds the input's records.
     bool verify = false;
     // Counters for a progress display, updated while the sort runs (optional).
@@ -119,8 +73,6 @@ struct SortReport {
     std::uint64_t bytes_spilled = 0; // bytes written to temp files
     PhaseTimes times;
     MergeTimes merge;                // the merge's phases (times.merge is its wall clock)
-    // Sorting shared runs: the records the part took from each run, in the order gather returned them.
-    std::vector<std::uint64_t> shared_run_records;
     double seconds = 0;              // the whole sort, wall clock
 };
 

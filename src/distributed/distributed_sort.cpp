@@ -4,6 +4,7 @@
 #include "src/distributed/distributed_sort.hpp"
 
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/plan_sort.hpp"
 #include "src/distributed/exchange_way.hpp"
 #include "src/distributed/host_share.hpp"
 #include "src/distributed/job.hpp"

@@ -15,14 +15,14 @@
 //   4. OUTPUT is made: a hidden file that rank 0 creates and every rank opens, moved to OUTPUT when
 //      every rank has succeeded; or, with --partitioned, OUTPUT.RRRRR of each rank's own.
 //   5. Each rank sorts its part with the single-process engine (sort_file: GPU or CPU, out of core
-//      when needed) straight into its place in OUTPUT (SortOptions::output_region). Its sort is
+//      when needed) straight into its place in OUTPUT (PartSortOptions::output_region). Its sort is
 //      stable, and its part holds the records of lower ranks first, so equal keys keep their input
 //      order across ranks. With --unique, where how many records each part keeps is known only once
 //      all are sorted, a rank sorts into a nameless temp file, drops a first record whose key ended the
 //      part before, and copies the rest into its place.
 // Where every rank runs on one host and the keys are whole records (no --unique, no --verify), steps
 // 2, 3 and 5 give way to a sort first (--exchange runs): OUTPUT is made, each rank
-// sorts its range into runs in its own region of OUTPUT (sort_file, SortOptions::shared_runs), which
+// sorts its range into runs in its own region of OUTPUT (sort_part, PartSortOptions::shared_runs), which
 // the other ranks map (shared_runs.hpp); each then cuts its exact share of the merge of every rank's
 // runs out of them where they lie (multi-way selection: the parts are the ranges' sizes, to the
 // record) and merges it into memory of its own, and once every rank has merged, copies it over its
@@ -42,6 +42,7 @@
 #pragma once
 
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 #include "src/distributed/communicator.hpp"
 
 #include <cstdint>
@@ -74,7 +75,7 @@ std::optional<std::uint64_t> prepare_device(const SortOptions& sort, int local_r
 std::string partition_name(const std::string& output, int rank);
 
 struct DistributedReport {
-    SortReport part;                              // this rank's sort of its part (empty when it got none)
+    PartSortReport part;                            // this rank's sort of its part (empty when it got none)
     std::size_t record_size = 0;                  // bytes per record
     std::uint64_t range_records = 0;              // records of this rank's range of INPUT
     std::vector<std::uint64_t> part_records;      // records of every rank's part, as received

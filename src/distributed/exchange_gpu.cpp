@@ -4,6 +4,7 @@
 // (gpu_runs.hpp), while the pages of its share of OUTPUT are faulted in; then it merges its runs
 // straight into its place in OUTPUT.
 #include "gpusort/sort_plan.hpp"
+#include "src/sort/sort_part.hpp"
 #include "io/host_buffer.hpp"
 #include "src/distributed/exchange_way.hpp"
 #include "src/distributed/gpu_runs.hpp"
@@ -142,11 +143,11 @@ void GpuExchange::merge_into_place(Job& job, const JobOutput& output, const Regi
         given.formed = run_records;
         given.gather = [&](std::span<const std::uint64_t> sizes) { return runs_in(runs_bytes, sizes, width); };
         given.written = release_behind(*released, part_at - map_at);
-        SortOptions local = job.part_sort_options();
+        PartSortOptions local = job.part_sort_options();
         local.input_memory = runs_bytes;
         local.memory_bytes = std::max(kMinMemoryBudget, job.budget - part_bytes);
         local.shared_runs = given;
-        job.report.part = sort_file(local);
+        job.report.part = gpusort::sort_part(local);
         released.reset();
         runs_memory_ = io::HostBuffer();
         region.reset();

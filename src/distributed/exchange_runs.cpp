@@ -1,10 +1,11 @@
 // Sorting first (--exchange runs, and the default where the GPUs cannot be used): each rank sorts its
-// range into runs in its own region of OUTPUT (sort_file, SortOptions::shared_runs), which the other
+// range into runs in its own region of OUTPUT (sort_part, PartSortOptions::shared_runs), which the other
 // ranks of the host map (shared_runs.hpp); each then cuts its exact share of the merge of every
 // rank's runs out of them where they lie (the parts are the ranges' sizes, to the record), merges it
 // into memory of its own, and once every rank has merged, copies it over its runs. Nothing is
 // counted, scattered or sent.
 #include "gpusort/sort_plan.hpp"
+#include "src/sort/sort_part.hpp"
 #include "io/host_buffer.hpp"
 #include "io/parallel_io.hpp"
 #include "src/distributed/exchange_way.hpp"
@@ -99,7 +100,7 @@ std::vector<std::span<const std::byte>> gather_runs(Job& job, HostRuns& runs, st
 
 // This rank's runs formed, and its part of every rank's runs merged into `merged`.
 void merge_part(Job& job, HostRuns& runs, io::HostBuffer& merged) {
-    SortOptions local = job.part_sort_options();
+    PartSortOptions local = job.part_sort_options();
     local.input_memory = job.mapped_range();
     local.memory_bytes = std::max(kMinMemoryBudget, job.budget - job.records * job.width);
     std::vector<std::uint64_t> counts;  // every rank's runs
@@ -115,7 +116,7 @@ void merge_part(Job& job, HostRuns& runs, io::HostBuffer& merged) {
             shared.runs = runs.own->bytes();
             shared.part = std::span<std::byte>(merged.data(), merged.size());
             local.shared_runs = shared;
-            job.report.part = sort_file(local);
+            job.report.part = sort_part(local);
             runs.peers_released = std::async(std::launch::async, [&runs] { runs.peers.clear(); });
         } catch (const RankError& e) {
             failed_elsewhere = e;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "src/distributed/job.hpp"
+#include "src/sort/sort_part.hpp"
 #include "src/distributed/job_output.hpp"
 
 #include <memory>

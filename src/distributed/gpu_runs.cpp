@@ -1,4 +1,5 @@
 #include "src/distributed/gpu_runs.hpp"
+#include "src/plan/plan_sort.hpp"
 
 #include "io/host_buffer.hpp"
 

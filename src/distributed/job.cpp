@@ -1,4 +1,5 @@
 #include "src/distributed/job.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include "gpusort/compression.hpp"
 #include "gpusort/sort_plan.hpp"
@@ -143,8 +144,8 @@ std::span<const std::byte> Job::mapped_range() const {
     return range_map ? std::span<const std::byte>(range_map->data(), range_map->size()) : std::span<const std::byte>();
 }
 
-SortOptions Job::part_sort_options() const {
-    SortOptions local = sort;
+PartSortOptions Job::part_sort_options() const {
+    PartSortOptions local = part_options_of(sort);
     local.device_memory_bytes = device_budget;
     local.input_compression = local.output_compression = Compression::none;
     local.tmp_dir = tmp;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "io/file_mapping.hpp"
+#include "src/sort/sort_part.hpp"
 #include "src/distributed/communicator.hpp"
 #include "src/distributed/distributed_sort.hpp"
 #include "src/distributed/input_files.hpp"
@@ -64,7 +65,7 @@ struct Job {
     std::span<const std::byte> mapped_range() const;
     // The options of the sort of this rank's part (sort_file): the caller says where its input lies
     // and how much memory the sort may take.
-    SortOptions part_sort_options() const;
+    PartSortOptions part_sort_options() const;
 
     // The clock of the steps that the report times: start_steps() starts it, and each end_step()
     // gives the seconds since the last to `seconds` and starts the next.

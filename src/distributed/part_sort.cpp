@@ -1,4 +1,5 @@
 #include "src/distributed/part_sort.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include "gpusort/sort_plan.hpp"
 #include "io/parallel_io.hpp"
@@ -29,8 +30,8 @@ void copy_bytes(const io::File& from, std::uint64_t from_offset, const io::File&
 }
 
 // The options of the part's sort: its input where the exchange left it (else INPUT itself).
-SortOptions options_of_part(const Job& job, const ReceivedPart& received, std::uint64_t records) {
-    SortOptions local = job.part_sort_options();
+PartSortOptions options_of_part(const Job& job, const ReceivedPart& received, std::uint64_t records) {
+    PartSortOptions local = job.part_sort_options();
     if (received.memory) {
         local.input_memory = std::span<const std::byte>(received.memory->data(), received.memory->size());
         local.memory_bytes = std::max(kMinMemoryBudget, job.budget - records * job.width);
@@ -68,12 +69,12 @@ bool drops_first_record(Job& job, const io::File* sorted, std::uint64_t sorted_r
 }
 
 void sort_into_place(Job& job, const JobOutput& output, ReceivedPart& received, std::uint64_t records) {
-    SortOptions local = options_of_part(job, received, records);
+    PartSortOptions local = options_of_part(job, received, records);
     const auto [offset, total] = part_offset_total(job.report.part_records, job.rank);
     job.step([&] {
         if (records == 0) return;
         local.output_region = OutputRegion{output.target().fd(), job.options.partitioned ? 0 : offset * job.width};
-        job.report.part = sort_file(local);
+        job.report.part = sort_part(local);
         if (job.sort.sync) output.target().sync_data();
     });
     received = ReceivedPart();
@@ -83,13 +84,13 @@ void sort_into_place(Job& job, const JobOutput& output, ReceivedPart& received, 
 }
 
 void sort_unique(Job& job, const JobOutput& output, ReceivedPart& received, std::uint64_t records) {
-    SortOptions local = options_of_part(job, received, records);
+    PartSortOptions local = options_of_part(job, received, records);
     std::optional<io::File> sorted;  // a nameless temp file: nothing is left behind, even after SIGKILL
     job.step([&] {
         if (records == 0) return;
         sorted.emplace(io::create_temp_file(job.tmp));
         local.output_region = OutputRegion{sorted->fd(), 0};
-        job.report.part = sort_file(local);
+        job.report.part = sort_part(local);
     });
     received = ReceivedPart();
     job.agree();

@@ -9,6 +9,7 @@
 #include "io/atomic_output_file.hpp"
 #include "gpusort/compression.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
 #include "io/parallel_io.hpp"
@@ -111,7 +112,7 @@ struct OutputOptions {
     std::size_t verify_block_bytes = std::size_t{64} << 20;
     io::StreamReaderQueue verify_queue = {};
     ProgressCounters* progress = nullptr;
-    // A part of an open file to write into instead (SortOptions::output_region): `path` then only
+    // A part of an open file to write into instead (PartSortOptions::output_region): `path` then only
     // names it, and the output is uncompressed and never resized, renamed or flushed.
     std::optional<OutputRegion> region;
 };

@@ -1,6 +1,7 @@
 // plan_sort: every size of a sort from the budgets, the input and the sorter's capacity (the rules
 // are written next to each share of the budget); machine defaults.
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/plan_sort.hpp"
 
 #include "io/file.hpp"
 #include "io/stream_reader.hpp"

@@ -5,6 +5,8 @@
 // and commits. Whole-record keys (--type) and records with a key spec take the same steps; runs of
 // records hold entries (record_layout.hpp) and are merged on the host.
 #include "gpusort/sort_file.hpp"
+#include "src/plan/plan_sort.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
@@ -89,7 +91,7 @@ private:
 // A sort up to its plan: the key, the budgets, the input (opened, not read yet), what the output
 // is (not opened yet), where runs go and the chunk sorter; nothing is written or created.
 struct PlannedSort {
-    explicit PlannedSort(const SortOptions& options);
+    explicit PlannedSort(const PartSortOptions& options);
 
     KeySpec spec;              // the records' key (whole-record keys included)
     bool records = false;      // runs hold entries of key words and record
@@ -105,29 +107,29 @@ struct PlannedSort {
 
 private:
     // Records with a key spec, or whole-record keys that --unique needs to see as records.
-    static bool sorts_records(const SortOptions& options) { return options.records || options.unique; }
-    static KeySpec key_of(const SortOptions& options);
-    static Budgets budgets_of(const SortOptions& options, bool& address_space_limited);
-    static OutputShape shape_of(const SortOptions& options);
-    PlanInput plan_input(const SortOptions& options) const;
-    void plan_input_output_io(const SortOptions& options, PlanInput& what) const;
+    static bool sorts_records(const PartSortOptions& options) { return options.records || options.unique; }
+    static KeySpec key_of(const PartSortOptions& options);
+    static Budgets budgets_of(const PartSortOptions& options, bool& address_space_limited);
+    static OutputShape shape_of(const PartSortOptions& options);
+    PlanInput plan_input(const PartSortOptions& options) const;
+    void plan_input_output_io(const PartSortOptions& options, PlanInput& what) const;
 };
 
 // OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
-OutputShape PlannedSort::shape_of(const SortOptions& options) {
+OutputShape PlannedSort::shape_of(const PartSortOptions& options) {
     if (!options.output_region && !options.shared_runs) return output_shape(options.output, options.output_compression);
     if (options.output_compression.value_or(Compression::none) != Compression::none)
         throw std::invalid_argument("an output region is written uncompressed");
     return {false, io::parent_folder(options.output), Compression::none};
 }
 
-KeySpec PlannedSort::key_of(const SortOptions& options) {
+KeySpec PlannedSort::key_of(const PartSortOptions& options) {
     const KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
     if (sorts_records(options)) spec.validate();
     return spec;
 }
 
-Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_limited) {
+Budgets PlannedSort::budgets_of(const PartSortOptions& options, bool& address_space_limited) {
     Budgets budgets;
     budgets.memory_bytes = options.memory_bytes.value_or(default_memory_budget());
     budgets.threads = std::max(1u, options.threads.value_or(default_threads()));
@@ -177,7 +179,7 @@ Budgets PlannedSort::budgets_of(const SortOptions& options, bool& address_space_
     return budgets;
 }
 
-PlannedSort::PlannedSort(const SortOptions& options)
+PlannedSort::PlannedSort(const PartSortOptions& options)
     : spec(key_of(options)),
       records(sorts_records(options)),
       width(records ? spec.record_size : key_width(options.order.type)),
@@ -221,7 +223,7 @@ PlannedSort::PlannedSort(const SortOptions& options)
 }
 
 // What is sorted, as the plan sees it.
-PlanInput PlannedSort::plan_input(const SortOptions& options) const {
+PlanInput PlannedSort::plan_input(const PartSortOptions& options) const {
     PlanInput what;
     if (!input.streamed()) what.records = input.size() / width;
     what.record_size = width;
@@ -250,7 +252,7 @@ PlanInput PlannedSort::plan_input(const SortOptions& options) const {
 // What the plan needs to choose how INPUT is read and OUTPUT written: whether direct I/O can be used
 // (a regular, uncompressed file on a file system that does it) and how much of INPUT is cached.
 // Direct I/O asked for where it cannot be used falls back to the page cache, with a notice.
-void PlannedSort::plan_input_output_io(const SortOptions& options, PlanInput& what) const {
+void PlannedSort::plan_input_output_io(const PartSortOptions& options, PlanInput& what) const {
     what.input_io = options.input_io;
     what.output_io = options.output_io;
     if (options.input_io != IoMode::buffered) what.input_direct_possible = input.direct_io_possible();
@@ -276,7 +278,7 @@ io::StreamReaderQueue reader_queue(const SortPlan& plan) {
 struct SortJob {
     PlannedSort& planned;  // key, widths, input, sorter, plan, where runs go
     OutputTarget* target;  // none where the part goes into memory (shared runs)
-    SortReport& report;
+    PartSortReport& report;
     KeyOrder order;        // of whole-record keys
     bool unique = false;   // --unique
     ProgressCounters* progress = nullptr;
@@ -302,7 +304,7 @@ struct SortJob {
 void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<void(std::uint64_t, std::span<std::byte>)>& read,
                        const SortOutput& output, const std::byte* source = nullptr) {
     PlannedSort& planned = job.planned;
-    SortReport& report = job.report;
+    PartSortReport& report = job.report;
     report.runs = records > 0 ? 1 : 0;
     report.output_records = records;
     if (records == 0) return;
@@ -349,7 +351,7 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
 // The GPU merges by sorting exact slices of all runs, in one pass (plain keys only).
 template <class T>
 void merge_on_device(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
-    SortReport& report = job.report;
+    PartSortReport& report = job.report;
     const SortPlan& plan = job.planned.plan;
     report.merge_passes = plan.merge_passes;
     report.output_records = records;
@@ -403,7 +405,7 @@ void merge_keys_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::
 // on the host in as many passes as the plan's fan-in needs.
 template <class T>
 void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
-    SortReport& report = job.report;
+    PartSortReport& report = job.report;
     const SortPlan& plan = job.planned.plan;
     report.runs = runs.size();
     report.bytes_spilled = plan.runs_kept_in_memory ? 0 : records * plan.entry_bytes;
@@ -473,7 +475,7 @@ void check_free_space(const SortPlan& plan) {
 // A file of known size, read at any offsets.
 void sort_known_size(SortJob& job) {
     PlannedSort& planned = job.planned;
-    SortReport& report = job.report;
+    PartSortReport& report = job.report;
     const SortPlan& plan = planned.plan;
     report.bytes = planned.input.size();
     report.records = plan.records;
@@ -501,13 +503,13 @@ void sort_known_size(SortJob& job) {
     });
 }
 
-// Runs shared with other processes (SortOptions::shared_runs): this input's runs are formed into the
+// Runs shared with other processes (PartSortOptions::shared_runs): this input's runs are formed into the
 // caller's memory; then this sort's part of the merge of every process's runs is cut out of each
 // run by exact selection (the same cuts on every process, so that the parts meet) and merged into
 // the caller's memory for the part, as a sort's own runs are merged into OUTPUT.
 void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
     PlannedSort& planned = job.planned;
-    SortReport& report = job.report;
+    PartSortReport& report = job.report;
     const SortPlan& plan = planned.plan;
     report.bytes = planned.input.size();
     report.records = plan.records;
@@ -581,7 +583,7 @@ void read_from_chunks(const StreamChunks& chunks, std::uint64_t first, std::span
 // it comes.
 void sort_streamed(SortJob& job) {
     PlannedSort& planned = job.planned;
-    SortReport& report = job.report;
+    PartSortReport& report = job.report;
     const SortPlan& plan = planned.plan;
     const std::uint64_t chunk = plan.run_records;
     planned.input.open_stream(reader_queue(plan));
@@ -635,7 +637,7 @@ void sort_streamed(SortJob& job) {
 }
 
 // The parts of the report known before anything is sorted: the record size, the plan and the sorter.
-void report_planned(SortReport& report, const PlannedSort& planned) {
+void report_planned(PartSortReport& report, const PlannedSort& planned) {
     report.record_size = planned.width;
     report.plan = planned.plan;
     report.backend = planned.sorter->name();
@@ -645,7 +647,7 @@ void report_planned(SortReport& report, const PlannedSort& planned) {
 }
 
 // OUTPUT is INPUT itself (the same file, by any name): the sort replaces its input.
-bool replaces_input(const SortOptions& options) {
+bool replaces_input(const PartSortOptions& options) {
     io::FileId input_id, output_id;
     return !options.output_region && !options.input_memory && options.input != "-" && options.output != "-" &&
            io::file_id(options.input, input_id) && io::file_id(options.output, output_id) && input_id == output_id;
@@ -653,7 +655,7 @@ bool replaces_input(const SortOptions& options) {
 
 // OUTPUT written as planned: with direct I/O where the plan says so, without a map under a limit on
 // the address space, and checked as written where --verify cannot read it back.
-void set_up_target(OutputTarget& target, const PlannedSort& planned, const SortOptions& options) {
+void set_up_target(OutputTarget& target, const PlannedSort& planned, const PartSortOptions& options) {
     if (planned.address_space_limited) target.write_without_map();  // a map would take address space as large as the output
     if (planned.plan.output_direct) target.write_direct(static_cast<std::size_t>(planned.plan.direct_io_piece));
     if (options.verify && target.in_place()) target.check_as_written(planned.spec, options.unique);
@@ -662,8 +664,8 @@ void set_up_target(OutputTarget& target, const PlannedSort& planned, const SortO
 // The output finished (its last blocks compressed and written, its map flushed), the input checked
 // unchanged, the output verified (--verify) and committed: renamed into place, flushed first where
 // asked for or where it replaces the input.
-void finish_output(OutputTarget& target, PlannedSort& planned, const SortOptions& options, bool replaces,
-                   SortReport& report) {
+void finish_output(OutputTarget& target, PlannedSort& planned, const PartSortOptions& options, bool replaces,
+                   PartSortReport& report) {
     report.output_bytes = report.output_records * planned.width;
     // The output's last blocks compressed and written, its map flushed to the file: timed only.
     if (options.progress) options.progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
@@ -683,11 +685,11 @@ void finish_output(OutputTarget& target, PlannedSort& planned, const SortOptions
 
 }  // namespace
 
-SortPlan plan_file(const SortOptions& options) { return PlannedSort(options).plan; }
+SortPlan plan_part(const PartSortOptions& options) { return PlannedSort(options).plan; }
 
-SortReport sort_file(const SortOptions& options) {
+PartSortReport sort_part(const PartSortOptions& options) {
     const auto start = std::chrono::steady_clock::now();
-    SortReport report;
+    PartSortReport report;
     auto done = [&] {
         if (options.progress) options.progress->start_phase(ProgressPhase::done, 0);
         report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -722,5 +724,15 @@ SortReport sort_file(const SortOptions& options) {
     done();
     return report;
 }
+
+PartSortOptions part_options_of(const SortOptions& options) {
+    PartSortOptions part;
+    static_cast<SortOptions&>(part) = options;
+    return part;
+}
+
+SortReport sort_file(const SortOptions& options) { return sort_part(part_options_of(options)); }
+
+SortPlan plan_file(const SortOptions& options) { return plan_part(part_options_of(options)); }
 
 }  // namespace gpusort

@@ -11,6 +11,7 @@
 
 #include "gpusort/phase_times.hpp"
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/plan_sort.hpp"
 
 #include <cstddef>
 #include <cstdint>

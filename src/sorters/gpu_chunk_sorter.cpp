@@ -1,6 +1,7 @@
 // GpuChunkSorter: the device's figures for the plan, the plan's memory handed to the engine, ChunkIo
 // adapted to the engine's callbacks.
 #include "src/sorters/gpu_chunk_sorter.hpp"
+#include "src/plan/plan_sort.hpp"
 
 #include "gpu/device.hpp"
 #include "src/keys/record_layout.hpp"

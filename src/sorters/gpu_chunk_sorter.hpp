@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gpu/chunk_engine.hpp"
+#include "src/plan/plan_sort.hpp"
 #include "src/sorters/chunk_sorter.hpp"
 #include "gpusort/key_spec.hpp"
 #include "gpusort/key_type.hpp"

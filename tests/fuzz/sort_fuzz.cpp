@@ -23,6 +23,7 @@
 #include "io/stream_reader.hpp"
 #include "io/stream_writer.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/sort/sort_part.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -159,9 +160,9 @@ std::string write_input(const testing::ScratchDir& dir, InputKind kind, std::spa
 
 // The sort's options: the CPU, the smallest budget, the layout's order, the testing aids and the
 // output chosen (a pipe: through `pipe`).
-SortOptions options_for(const Choice& c, const Layout& layout, const std::string& input, const testing::ScratchDir& dir,
+PartSortOptions options_for(const Choice& c, const Layout& layout, const std::string& input, const testing::ScratchDir& dir,
                         std::optional<PipeCollector>& pipe) {
-    SortOptions options;
+    PartSortOptions options;
     options.input = input;
     options.backend = Backend::cpu;
     options.threads = c.threads;
@@ -200,9 +201,9 @@ std::string describe(const Choice& c, std::size_t r, std::uint64_t n, bool ragge
 
 // An input that ends in the middle of a record: refused with an error naming it, an existing
 // output unchanged. Returns whether the output's name is still to be found in the folder.
-bool check_refused(const SortOptions& options, OutputKind output, std::optional<PipeCollector>& pipe, const std::string& what) {
+bool check_refused(const PartSortOptions& options, OutputKind output, std::optional<PipeCollector>& pipe, const std::string& what) {
     try {
-        sort_file(options);
+        sort_part(options);
         check(false, "an input ending in the middle of a record was sorted: " + what);
     } catch (const SortError& e) {
         check(std::string(e.what()).find(options.input) != std::string::npos, "the error does not name the input: " + what);
@@ -214,11 +215,11 @@ bool check_refused(const SortOptions& options, OutputKind output, std::optional<
 }
 
 // The sort's output is, byte for byte, the reference's, and its report counts right.
-void check_sorted(const SortOptions& options, const Choice& c, const KeySpec& spec, const std::vector<std::byte>& records,
+void check_sorted(const PartSortOptions& options, const Choice& c, const KeySpec& spec, const std::vector<std::byte>& records,
                   std::optional<PipeCollector>& pipe, const std::string& what) {
     const std::size_t r = spec.record_size;
     const std::uint64_t n = records.size() / r;
-    const SortReport report = sort_file(options);
+    const SortReport report = sort_part(options);
     const std::vector<std::byte> expected = testing::reference_record_sort(records, spec, c.unique);
     std::vector<std::byte> output;
     if (pipe) output = pipe->take();
@@ -247,7 +248,7 @@ void sort_target(Input data) {
     const std::string input = write_input(dir, choice.input, records);
     const std::vector<std::byte> input_bytes = read_file(input);
     std::optional<PipeCollector> pipe;
-    const SortOptions options = options_for(choice, *layout, input, dir, pipe);
+    const PartSortOptions options = options_for(choice, *layout, input, dir, pipe);
     std::set<std::string> expected_entries = {std::filesystem::path(input).filename(), "tmp"};
     const bool to_file = choice.output != OutputKind::pipe;
     const std::string out_name = to_file ? std::string(std::filesystem::path(options.output).filename()) : "";

@@ -2,7 +2,8 @@
 # The installed package, as a user meets it: `cmake --install` of this build into a fresh prefix,
 # then a separate project (consumer/) found through find_package(gpusort) is configured, built and
 # run; it sorts through the library and checks the results. Neither the library nor the program
-# may need Boost.Program_options (the command line's library), and the programs are installed.
+# may need Boost.Program_options (the command line's library), the programs are installed, and the
+# headers hold no internals.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
 set -euo pipefail
 build=$1 source=$2 work=$3
@@ -19,6 +20,12 @@ for program in gpusort-file gpusort-gen gpusort-check; do
       { echo "install_test: $page lacks the options or the exit statuses"; exit 1; }
   fi
 done
+# The installed headers show a user the API only: none of gpusort-mpi's plumbing, testing aids or
+# the planner's inputs (src/sort/sort_part.hpp, src/plan/plan_sort.hpp), and nothing from src/.
+if grep -rnE 'SharedRuns|OutputRegion|input_memory|max_fan_in|max_run_records|PlanInput|ChunkCapacity|plan_sort|#include "src/' \
+    "$work/prefix/include/gpusort"; then
+  echo "install_test: the installed headers show internals (above)"; exit 1
+fi
 cmake -S "$source/tests/install/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
