@@ -4,7 +4,7 @@
 // from that rank's GPU (CUDA IPC; its own piece from its own GPU) into its device memory, sorts what
 // it received and copies it out as a run, normalised, into host memory of its own. No host copies
 // a record between ranks: the pieces cross by NVLink or PCIe, and each rank's runs hold only its
-// part, which it then merges on its own (docs/distributed.md, "Sort first on one host", item 20).
+// part, which it then merges on its own (docs/distributed.md, "How records are exchanged").
 //
 // The steps run in turns on every rank (collective): the caller trades words between the ranks
 // (PeerTrade, by MPI); each trade carries every rank's status, so that a failure on one rank ends

@@ -23,7 +23,7 @@ inline int ranks_sharing_device(int local_rank, int local_ranks, int devices) {
 // bound to CPUs of their own); where they cannot (ranks unbound, each on all of the host's CPUs), an
 // equal share of the host's, at least one. A thread per CPU for each rank would put twice as many
 // threads as CPUs on a host of 2 ranks: on the machine of 2 H200, 32 GiB with 2 ranks took 8.32 s
-// (median of 3) with 32 threads each on its 32 CPUs, 6.90 s with 16 (docs/distributed.md, "Sort first on one host", item 17).
+// (median of 3) with 32 threads each on its 32 CPUs, 6.90 s with 16 (docs/distributed.md, "Tuning").
 inline unsigned rank_threads(unsigned mine, unsigned host, int local_ranks) {
     const unsigned ranks = static_cast<unsigned>(std::max(1, local_ranks));
     if (static_cast<unsigned long long>(mine) * ranks <= host) return std::max(1u, mine);

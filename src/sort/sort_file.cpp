@@ -486,7 +486,7 @@ void sort_known_size(SortJob& job) {
         // The input mapped for a sorter on a device to copy straight, but under a limit on address
         // space (the map would take as much of it as the input). Run formation reads as before: on
         // the H200 pair, 32 GiB in runs of 1 GiB took 5.59 s copied straight against 5.06 s read
-        // (docs/distributed.md, item 15).
+        // (docs/distributed.md, "Design notes").
         const std::byte* source = plan.device && !planned.address_space_limited ? planned.input.source() : nullptr;
         sort_as_one_chunk(job, plan.records, [&](std::uint64_t first, std::span<std::byte> bytes) { read(first * planned.width, bytes); },
                           output, source);
