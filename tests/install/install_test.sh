@@ -10,7 +10,9 @@ build=$1 source=$2 work=$3
 rm -rf "$work"
 mkdir -p "$work/data"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-for program in gpusort-file gpusort-gen gpusort-check; do
+programs=(gpusort-file gpusort-gen gpusort-check)
+[ -x "$build/src/distributed/gpusort-mpi" ] && programs+=(gpusort-mpi)  # where MPI was found
+for program in "${programs[@]}"; do
   test -x "$work/prefix/bin/$program" || { echo "install_test: bin/$program was not installed"; exit 1; }
   # The manual page, where help2man made one: its options and exit statuses come from --help.
   if command -v help2man > /dev/null; then
