@@ -56,21 +56,18 @@ po::options_description visible_options() {
         "\nOptions");
     add_key_options(visible);
     visible.add_options()
-        ("input", po::value<std::string>()->value_name("ORIGINAL"), "FILE must hold exactly the records of ORIGINAL")
-        ("help,h", "show this help")
-        ("version", "show the version");
+        ("input", po::value<std::string>()->value_name("ORIGINAL"), "FILE must hold exactly the records of ORIGINAL");
+    add_help_and_version(visible);
     return visible;
 }
 
 // The --help text, laid out for help2man (see src/cli/option_values.hpp).
 std::string help_text(const po::options_description& visible) {
-    return options_help(visible) +
-           "\nExit status:\n"
-           "  0  in order (and the same records)\n"
-           "  1  not (the first record out of order, or what differs, is printed)\n"
-           "  2  a bad command line or a file that cannot be read\n"
-           "\nExamples:\n"
-           "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n";
+    return help_page(visible,
+                     "  0  in order (and the same records)\n"
+                     "  1  not (the first record out of order, or what differs, is printed)\n"
+                     "  2  a bad command line or a file that cannot be read\n",
+                     "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n");
 }
 
 // Checks FILE (and, with --input, against ORIGINAL), printing the verdict; returns the exit status.

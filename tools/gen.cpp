@@ -134,22 +134,19 @@ po::options_description visible_options() {
         ("size", po::value<std::string>()->value_name("BYTES"), "bytes of data instead of --count: as many whole records as fit (suffixes as --count)")
         ("dist", po::value<std::string>()->value_name("NAME")->default_value("uniform"), ("key distribution: " + distribution_list()).c_str())
         ("seed", po::value<std::uint64_t>()->value_name("N")->default_value(1), "random seed; the same seed gives the same bytes")
-        ("special", "floats: about one key in eight is NaN, -NaN, +-inf, +-0, a denormal or -1")
-        ("help,h", "show this help")
-        ("version", "show the version");
+        ("special", "floats: about one key in eight is NaN, -NaN, +-inf, +-0, a denormal or -1");
+    add_help_and_version(visible);
     return visible;
 }
 
 // The --help text, laid out for help2man (see src/cli/option_values.hpp).
 std::string help_text(const po::options_description& visible) {
-    return options_help(visible) +
-           "\nExit status:\n"
-           "  0  written (or --help, --version shown)\n"
-           "  1  an error while writing (such as a full disk)\n"
-           "  2  a bad command line\n"
-           "\nExamples:\n"
-           "  gpusort-gen --size 1G keys.bin                        1 GiB of random u64 keys\n"
-           "  gpusort-gen --format gensort --count 10M records.dat  10M Sort Benchmark records\n";
+    return help_page(visible,
+                     "  0  written (or --help, --version shown)\n"
+                     "  1  an error while writing (such as a full disk)\n"
+                     "  2  a bad command line\n",
+                     "  gpusort-gen --size 1G keys.bin                        1 GiB of random u64 keys\n"
+                     "  gpusort-gen --format gensort --count 10M records.dat  10M Sort Benchmark records\n");
 }
 
 // What gpusort-gen is asked to do: the data and OUTPUT, or only the help or the version shown.

@@ -92,27 +92,24 @@ po::options_description visible_options() {
         ("progress", "show a progress line on stderr (default: when stderr is a terminal)")
         ("quiet,q", "print nothing but errors (no progress line)")
         ("stats", po::value<std::string>()->value_name("FILE"), "write a JSON report to FILE ('-' for stderr)")
-        ("plan", "print what the sort will take (runs, passes, memory, disk, device) and exit without sorting; with --stats - as JSON")
-        ("help,h", "show this help")
-        ("version", "show the version");
+        ("plan", "print what the sort will take (runs, passes, memory, disk, device) and exit without sorting; with --stats - as JSON");
+    add_help_and_version(visible);
     return visible;
 }
 
 // The --help text: the options, the exit statuses and examples (laid out for help2man, which
 // makes the manual page from it: see option_values.hpp).
 std::string help_text(const po::options_description& visible) {
-    return options_help(visible) +
-           "\nExit status:\n"
-           "  0  sorted (or --help, --version, --plan shown)\n"
-           "  1  the sort failed (OUTPUT was not created, an existing OUTPUT is unchanged)\n"
-           "  2  a bad command line\n"
-           "\nExamples:\n"
-           "  gpusort-file keys.bin sorted.bin                        u64 keys, ascending\n"
-           "  gpusort-file --type f32 --descending in.f32 out.f32     floats, largest first\n"
-           "  gpusort-file --format gensort --memory 8G in out        Sort Benchmark records, 8 GiB of memory\n"
+    return help_page(visible,
+                     "  0  sorted (or --help, --version, --plan shown)\n"
+                     "  1  the sort failed (OUTPUT was not created, an existing OUTPUT is unchanged)\n"
+                     "  2  a bad command line\n",
+                     "  gpusort-file keys.bin sorted.bin                        u64 keys, ascending\n"
+                     "  gpusort-file --type f32 --descending in.f32 out.f32     floats, largest first\n"
+                     "  gpusort-file --format gensort --memory 8G in out        Sort Benchmark records, 8 GiB of memory\n"
            "  zstd -dc dump.zst | gpusort-file --key 8:u32 --record-size 16 - sorted.zst\n"
            "                                                          16-byte records by the u32 at byte 8,\n"
-           "                                                          from a pipe into a compressed file\n";
+           "                                                          from a pipe into a compressed file\n");
 }
 
 // The words of the command line as parse_words reads them, with Boost's errors turned into

@@ -50,6 +50,18 @@ inline std::string options_help(const boost::program_options::options_descriptio
     return text.str();
 }
 
+// Adds --help and --version, the last options of every program.
+inline void add_help_and_version(boost::program_options::options_description& options) {
+    options.add_options()("help,h", "show this help")("version", "show the version");
+}
+
+// A program's --help page: its options, then its exit statuses and examples (lines of "  CODE  what"
+// and "  COMMAND  what"), each under its heading as help2man reads them.
+inline std::string help_page(const boost::program_options::options_description& options,
+                             const std::string& exit_statuses, const std::string& examples) {
+    return options_help(options) + "\nExit status:\n" + exit_statuses + "\nExamples:\n" + examples;
+}
+
 // The hidden option that takes every operand.
 inline constexpr const char* kOperands = "operands";
 
