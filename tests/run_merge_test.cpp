@@ -3,6 +3,7 @@
 // of merged runs that match their keys; a restore step with parallel work of its own.
 #include "io/spill_file.hpp"
 #include "src/plan/plan_sort.hpp"
+#include "src/plan/merge_plan.hpp"
 #include "io/temp_file.hpp"
 #include "scratch_dir.hpp"
 #include "src/keys/key_normalization.hpp"
@@ -122,7 +123,7 @@ TEST(RunMerge, ParallelWorkInRestoreStartsNoOtherSlice) {
     ScratchDir dir;
     RunSet set = make_runs(dir, 8, 2'000'000, false, rng);  // about 64 MiB: more slices than threads
     const SortPlan plan = small_plan(8, 8);                  // 64 KiB buffers: many flushes, each calling restore
-    ASSERT_GE(plan.merge_slices(set.all.size()), 12u);
+    ASSERT_GE(merge_slices(plan, set.all.size()), 12u);
     // Eight threads for the merge's eight tasks however few cores there are.
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 9);
     std::atomic<bool> reentered{false};

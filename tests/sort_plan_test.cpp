@@ -2,6 +2,7 @@
 // memory of every planned buffer together stays within the budget.
 #include "gpusort/sort_plan.hpp"
 #include "src/plan/plan_sort.hpp"
+#include "src/plan/merge_plan.hpp"
 #include "io/file.hpp"
 #include "src/keys/record_layout.hpp"
 #include "src/sorters/cpu_chunk_sorter.hpp"
@@ -92,9 +93,9 @@ TEST(SortPlan, LargeInputIsCutIntoRunsThatFitTwiceInTheBudget) {
     EXPECT_GE(plan.fan_in, 2u);
     EXPECT_GE(plan.sample_stride, 1024u);
     // Every concurrent merge task with a full fan-in stays within the merge memory.
-    EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1) * plan.merge_buffer_bytes(plan.fan_in), plan.merge_memory);
+    EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1) * merge_buffer_bytes(plan, plan.fan_in), plan.merge_memory);
     EXPECT_LE(plan.merge_memory, budget);
-    EXPECT_GE(plan.merge_slices(plan.records), plan.merge_tasks);
+    EXPECT_GE(merge_slices(plan, plan.records), plan.merge_tasks);
     EXPECT_EQ(plan.merge_passes, 1u);
 }
 
@@ -131,8 +132,8 @@ TEST(SortPlan, RunsFollowTheSortersCapacity) {
 
 TEST(SortPlan, SmallMergesUseFewSlices) {
     SortPlan plan = plan_cpu(100'000'000, 8, budgets(64 << 20, 8));
-    EXPECT_EQ(plan.merge_slices(10), 1u);
-    EXPECT_EQ(plan.merge_slices(plan.records), 4u * plan.merge_tasks);
+    EXPECT_EQ(merge_slices(plan, 10), 1u);
+    EXPECT_EQ(merge_slices(plan, plan.records), 4u * plan.merge_tasks);
 }
 
 // Sorts of every shape (file or stream in and out, compressed or not, keys or records, CPU or GPU)
@@ -171,7 +172,7 @@ TEST(SortPlan, EveryPlannedBufferStaysWithinTheBudget) {
                             EXPECT_EQ(plan.merge_on_device, gpu && !records && !plan.one_chunk) << what;
                             if (plan.one_chunk || plan.merge_on_device) continue;
                             EXPECT_LE(plan.merge_tasks * (plan.fan_in + 1 + plan.extra_buffers) *
-                                          plan.merge_buffer_bytes(plan.fan_in),
+                                          merge_buffer_bytes(plan, plan.fan_in),
                                       plan.merge_memory)
                                 << what;
                             EXPECT_EQ(plan.in_order_slice_buffers, input.output_streamed ? 2u * plan.merge_tasks : 0u) << what;
@@ -202,7 +203,7 @@ TEST(SortPlan, LargeBudgetsKeepTheDefaultSizesOfStreamsStagingAndSlices) {
     records.entry_bytes = 116;
     const SortPlan merge = plan_sort(records, budgets(32 * kGiB, 16), cpu_capacity(140));
     EXPECT_EQ(merge.in_order_slice_bytes, 16 * kMiB);
-    EXPECT_EQ(merge.merge_buffer_bytes(merge.runs), std::uint64_t{4 << 20} / 116 * 116);
+    EXPECT_EQ(merge_buffer_bytes(merge, merge.runs), std::uint64_t{4 << 20} / 116 * 116);
 }
 
 TEST(SortPlan, SmallBudgetsShrinkTheStreamQueuesIntoTheirShares) {
@@ -316,10 +317,10 @@ TEST(SortPlan, MergePassesAndGroupsFollowTheFanIn) {
     EXPECT_EQ(plan.fan_in, 2u);
     // 9 runs -> 5 -> 3 -> 2, then the last pass.
     EXPECT_EQ(plan.merge_passes, 4u);
-    const auto groups = plan.merge_groups(9);
+    const auto groups = merge_groups(plan, 9);
     ASSERT_EQ(groups.size(), 4u);
     for (std::size_t g = 0; g < groups.size(); ++g) EXPECT_EQ(groups[g], std::make_pair(2 * g, std::size_t{2}));
-    EXPECT_TRUE(plan.merge_groups(2).empty());
+    EXPECT_TRUE(merge_groups(plan, 2).empty());
     // Spilled runs need twice their size while an intermediate pass runs, the output its own.
     ASSERT_EQ(plan.disk.size(), 2u);
     EXPECT_EQ(plan.disk[0].folder, "/data");

@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace gpusort {
@@ -126,8 +125,6 @@ struct SortPlan {
     bool input_direct = false;
     bool output_direct = false;
     bool spill_direct = false;
-    // The piece an io::SpillFile of the runs is given: 0 for the page cache.
-    std::uint64_t spill_piece() const { return spill_direct ? direct_io_piece : 0; }
     // Spilled runs, and the runs of intermediate merge passes, are laid over this many temp files
     // (io::SpillFile), one per thread up to kMaxSpillFiles, so that the threads write them side by
     // side; 0 for one chunk, which spills nothing.
@@ -155,14 +152,6 @@ struct SortPlan {
     std::optional<DevicePlan> device;     // chunks on a GPU
     HostMemoryPlan host;
     std::vector<DiskNeed> disk;           // known sizes only
-
-    // Bytes of read buffer per run for a merge of `runs` runs (with the output buffer).
-    std::uint64_t merge_buffer_bytes(std::size_t runs) const;
-    // Number of output slices (parallel tasks) for a merge producing `records` records.
-    std::uint64_t merge_slices(std::uint64_t records) const;
-    // The merges of one intermediate pass over `runs` runs: (first run, count) of each group of
-    // consecutive runs merged into one, fewest keys rewritten, so that at most fan_in runs are left.
-    std::vector<std::pair<std::size_t, std::size_t>> merge_groups(std::size_t runs) const;
 };
 
 // Defaults read off the machine.

@@ -15,6 +15,7 @@
 #include "gpusort/progress.hpp"
 #include "src/merge/run_slices.hpp"
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/merge_plan.hpp"
 #include "src/runs/sorted_run.hpp"
 
 #include <algorithm>
@@ -295,12 +296,12 @@ std::byte* local_workspace(Workspaces<T>& workspaces) {
     return reinterpret_cast<std::byte*>(workspaces.local().get());
 }
 
-// The slices of a merge: as plan.merge_slices has it, and for a stream at least as many as keep
+// The slices of a merge: as merge_slices(plan) has it, and for a stream at least as many as keep
 // each within plan.in_order_slice_bytes.
 inline std::uint64_t slice_count(const SortPlan& plan, std::uint64_t total, std::size_t entry, bool stream) {
     const std::uint64_t slice_bytes = plan.in_order_slice_bytes;
-    return stream ? std::max(plan.merge_slices(total), (total * entry + slice_bytes - 1) / slice_bytes)
-                  : plan.merge_slices(total);
+    return stream ? std::max(merge_slices(plan, total), (total * entry + slice_bytes - 1) / slice_bytes)
+                  : merge_slices(plan, total);
 }
 
 // Every slice merged by the tasks at once, each written at its own output ranks.
@@ -374,7 +375,7 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     if (stream && (plan.in_order_slice_bytes == 0 || plan.in_order_slice_buffers == 0))
         throw std::logic_error("merge_runs: the plan has no in-order slices for a sequential output");
     const std::uint64_t slices = detail::slice_count(plan, total, entry, stream != nullptr);
-    const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, plan.merge_buffer_bytes(k) / entry));
+    const std::size_t buffer_entries = static_cast<std::size_t>(std::max<std::uint64_t>(1, merge_buffer_bytes(plan, k) / entry));
     // The next block of each spilled run is read while the one before it is merged: a thread for
     // each task's reads.
     std::unique_ptr<io::ReadAhead> read_ahead;
@@ -396,7 +397,7 @@ void merge_runs(std::span<const SortedRun<T>> runs, const MergeTarget<T>& target
     });
 }
 
-// Merges groups of consecutive runs (plan.merge_groups) into new runs (in new temp files in
+// Merges groups of consecutive runs (merge_groups) into new runs (in new temp files in
 // tmp_dir) until at most plan.fan_in runs are left. The new runs keep samples at the largest
 // stride of the runs (a stream's runs may have thinned theirs). Returns the number of passes.
 template <class T>
@@ -408,13 +409,13 @@ unsigned merge_to_fan_in(std::vector<SortedRun<T>>& runs, const SortPlan& plan, 
     while (runs.size() > plan.fan_in) {
         ++passes;
         std::vector<SortedRun<T>> next;
-        const std::vector<std::pair<std::size_t, std::size_t>> groups = plan.merge_groups(runs.size());
+        const std::vector<std::pair<std::size_t, std::size_t>> groups = merge_groups(plan, runs.size());
         std::uint64_t pass_keys = 0;
         for (auto [begin, count] : groups)
             for (std::size_t r = begin; r < begin + count; ++r) pass_keys += runs[r].size;
         const std::size_t entry = runs[0].entry_bytes;
         if (progress) progress->start_phase(ProgressPhase::merging, pass_keys * entry);
-        auto file = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece());
+        auto file = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, spill_piece(plan));
         file->allocate(0, pass_keys * entry);
         bytes_spilled += pass_keys * entry;
 

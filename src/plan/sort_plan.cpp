@@ -2,6 +2,7 @@
 // are written next to each share of the budget); machine defaults.
 #include "gpusort/sort_plan.hpp"
 #include "src/plan/plan_sort.hpp"
+#include "src/plan/merge_plan.hpp"
 
 #include "io/file.hpp"
 #include "io/stream_reader.hpp"
@@ -256,7 +257,7 @@ void plan_host_merge(SortPlan& plan, const PlanInput& input, std::uint64_t avail
 unsigned host_merge_passes(const SortPlan& plan, std::uint64_t runs) {
     unsigned passes = 1;
     for (std::size_t left = static_cast<std::size_t>(runs); left > plan.fan_in; ++passes)
-        for (auto [first, count] : plan.merge_groups(left)) left -= count - 1;
+        for (auto [first, count] : merge_groups(plan, left)) left -= count - 1;
     return passes;
 }
 
@@ -467,32 +468,6 @@ SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCa
     plan_direct_io(plan, input, budgets);
     plan_disk(plan, input);
     return plan;
-}
-
-std::uint64_t SortPlan::merge_buffer_bytes(std::size_t runs) const {
-    std::uint64_t per_buffer = merge_memory / merge_tasks / (runs + 1 + extra_buffers);
-    per_buffer = std::clamp(per_buffer, kMinMergeBuffer, kMaxMergeBuffer);
-    return std::max<std::uint64_t>(per_buffer / entry_bytes, 1) * entry_bytes;
-}
-
-std::uint64_t SortPlan::merge_slices(std::uint64_t out_records) const {
-    const std::uint64_t bytes = out_records * entry_bytes;
-    const std::uint64_t by_size = std::max<std::uint64_t>(1, bytes / kMinMergeSlice);
-    return std::max<std::uint64_t>(1, std::min<std::uint64_t>(by_size, std::uint64_t{4} * merge_tasks));
-}
-
-std::vector<std::pair<std::size_t, std::size_t>> SortPlan::merge_groups(std::size_t runs) const {
-    std::vector<std::pair<std::size_t, std::size_t>> groups;
-    if (runs <= fan_in) return groups;
-    // Each merge of g runs removes g - 1 of them; stop once the rest fit in one merge.
-    std::size_t excess = runs - fan_in;
-    for (std::size_t i = 0; excess > 0 && i < runs;) {
-        const std::size_t g = std::min({fan_in, excess + 1, runs - i});
-        if (g >= 2) groups.emplace_back(i, g);
-        excess -= g - 1;
-        i += g;
-    }
-    return groups;
 }
 
 }  // namespace gpusort

@@ -17,6 +17,7 @@
 #include "src/sorters/slot_pipeline.hpp"
 #include "gpusort/progress.hpp"
 #include "gpusort/sort_plan.hpp"
+#include "src/plan/merge_plan.hpp"
 #include "src/runs/sorted_run.hpp"
 
 #include <algorithm>
@@ -67,7 +68,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
         buffer = std::make_shared<io::HostBuffer>(static_cast<std::size_t>(total * entry));
         memory = buffer->data();
     } else {
-        spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece());
+        spill = std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, spill_piece(plan));
         spill->allocate(0, total * entry);
     }
     std::vector<SortedRun<T>> runs;
@@ -132,7 +133,7 @@ public:
                        const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times,
                        ProgressCounters* progress)
         : chunks_(chunks), pre_read_(pre_read), read_next_(read_next), plan_(plan), sorter_(sorter), times_(times),
-          progress_(progress), spill_(std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, plan.spill_piece())),
+          progress_(progress), spill_(std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, spill_piece(plan))),
           stride_(plan.sample_stride) {}
 
     struct Chunk {

@@ -369,7 +369,7 @@ template <class T>
 void merge_records_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records,
                                const SortOutput& output) {
     const SortPlan& plan = job.planned.plan;
-    RecordOutput out(output, sizeof(T), job.planned.spec.record_size, job.unique, plan.merge_slices(records));
+    RecordOutput out(output, sizeof(T), job.planned.spec.record_size, job.unique, merge_slices(plan, records));
     const BlockPut put = [&out](std::uint64_t slice, std::uint64_t rank, std::span<const std::byte> entries) {
         out.put(slice, rank, entries);
     };

@@ -22,9 +22,10 @@ for program in "${programs[@]}"; do
       { echo "install_test: $page lacks the options or the exit statuses"; exit 1; }
   fi
 done
-# The installed headers show a user the API only: none of gpusort-mpi's plumbing, testing aids or
-# the planner's inputs (src/sort/sort_part.hpp, src/plan/plan_sort.hpp), and nothing from src/.
-if grep -rnE 'SharedRuns|OutputRegion|input_memory|max_fan_in|max_run_records|PlanInput|ChunkCapacity|plan_sort|#include "src/' \
+# The installed headers show a user the API only: none of gpusort-mpi's plumbing, testing aids,
+# the planner's inputs or what the stages read off the plan (src/sort/sort_part.hpp,
+# src/plan/plan_sort.hpp, src/plan/merge_plan.hpp), and nothing from src/.
+if grep -rnE 'SharedRuns|OutputRegion|input_memory|max_fan_in|max_run_records|PlanInput|ChunkCapacity|plan_sort|merge_buffer_bytes|merge_slices|merge_groups|spill_piece|#include "src/' \
     "$work/prefix/include/gpusort"; then
   echo "install_test: the installed headers show internals (above)"; exit 1
 fi
