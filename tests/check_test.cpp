@@ -536,3 +536,319 @@ TEST(CheckToolRejectsRecords, AnOutOfOrderPairAndOtherRecordsInOrder) {
     }
     expect_signed_zero_field_out_of_order(dir);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The column checks: --index INDEX (record numbers of KEYS, u32 or u64), FILE against it, value
+// files (--values V:OUT[:WIDTH]) with and without it, and --unique. The references are computed
+// here: the record numbers of KEYS stably sorted by the reference comparison of their keys (with
+// --unique, the first of each key), and the files gathered in that order.
+
+namespace {
+
+// The record numbers of `records` in the stable order of their keys under `spec`; with `unique`,
+// only the first record of each key.
+std::vector<std::uint64_t> reference_index(const std::vector<std::byte>& records, const KeySpec& spec, bool unique) {
+    const std::size_t r = spec.record_size;
+    std::vector<std::uint64_t> index(records.size() / r);
+    for (std::size_t i = 0; i < index.size(); ++i) index[i] = i;
+    const auto compare = [&](std::uint64_t a, std::uint64_t b) { return reference_compare(&records[a * r], &records[b * r], spec); };
+    std::stable_sort(index.begin(), index.end(), [&](std::uint64_t a, std::uint64_t b) { return compare(a, b) < 0; });
+    if (unique)
+        index.erase(std::unique(index.begin(), index.end(), [&](std::uint64_t a, std::uint64_t b) { return compare(a, b) == 0; }),
+                    index.end());
+    return index;
+}
+
+// The records of `data` (`width` bytes each) in the order of `index`.
+std::vector<std::byte> gather(const std::vector<std::byte>& data, std::size_t width, const std::vector<std::uint64_t>& index) {
+    std::vector<std::byte> out;
+    for (const std::uint64_t i : index) out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(i * width),
+                                                   data.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+    return out;
+}
+
+// INDEX as gpusort-file writes it: each record number as a native-endian T.
+template <class T>
+void write_index(const std::string& path, const std::vector<std::uint64_t>& index) {
+    write_keys(path, std::vector<T>(index.begin(), index.end()));
+}
+
+std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 random(seed);
+    std::vector<std::byte> bytes(n);
+    for (auto& b : bytes) b = std::byte(random());
+    return bytes;
+}
+
+// A failure: status 1 and one line on stdout that holds `text`.
+void expect_failure(const Result& r, const std::string& text) {
+    EXPECT_EQ(r.status(), 1) << r.out << r.err;
+    EXPECT_EQ(r.out.rfind("gpusort-check: ", 0), 0u) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_NE(r.out.find(text), std::string::npos) << "missing '" << text << "' in: " << r.out;
+}
+
+// A bad command line or a file refused: status 2 and a message on stderr that holds `text`.
+void expect_refused(const Result& r, const std::string& text) {
+    EXPECT_EQ(r.status(), 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(text), std::string::npos) << "missing '" << text << "' in: " << r.err;
+}
+
+// KEYS of n records of a layout (key options) in `dir`, with the reference index (u32) and the
+// sorted records (FILE) written as "index" and "sorted".
+struct ColumnCase {
+    ColumnCase(std::vector<std::string> options, std::size_t records, const ScratchDir& dir, bool unique = false)
+        : layout(std::move(options)), spec(reference_key_of_options(layout).spec), n(records), dir(dir) {
+        keys = make_records(n, spec, 51);
+        index = reference_index(keys, spec, unique);
+        write_records(dir / "keys", keys);
+        write_index<std::uint32_t>(dir / "index", index);
+        write_records(dir / "sorted", gather(keys, spec.record_size, index));
+    }
+    // gpusort-check with the layout's options, --input KEYS and `args`.
+    Result check(std::vector<std::string> args) const {
+        args.insert(args.begin(), {"--input", dir / "keys"});
+        args.insert(args.begin(), layout.begin(), layout.end());
+        return run(GPUSORT_CHECK_BIN, args);
+    }
+    int compare(std::uint64_t a, std::uint64_t b) const {
+        return reference_compare(&keys[a * spec.record_size], &keys[b * spec.record_size], spec);
+    }
+    // The first output position > 0 whose key is equal to (or, with `equal` false, larger than)
+    // the one before it.
+    std::size_t first_step(bool equal) const {
+        for (std::size_t i = 1; i < index.size(); ++i)
+            if ((compare(index[i - 1], index[i]) == 0) == equal) return i;
+        ADD_FAILURE() << "no such step";
+        return 1;
+    }
+
+    std::vector<std::string> layout;
+    KeySpec spec;
+    std::size_t n;
+    const ScratchDir& dir;
+    std::vector<std::byte> keys;
+    std::vector<std::uint64_t> index;
+};
+
+std::string at(std::size_t position) { return "at output position " + std::to_string(position); }
+std::string number(std::uint64_t record) { return "record number " + std::to_string(record); }
+
+// The layouts the column checks are tried with: a whole-record number, the same descending, and
+// records with a key spec of two fields (one descending).
+const std::vector<std::vector<std::string>> kColumnLayouts = {
+    {"--type", "u32"},
+    {"--type", "i64", "--descending"},
+    {"--record-size", "13", "--key", "3:u32:be", "--key", "0:i16:desc"},
+};
+
+}  // namespace
+
+TEST(CheckToolIndex, RightIndexOfEitherTypePasses) {
+    ScratchDir dir;
+    for (const auto& layout : kColumnLayouts) {
+        SCOPED_TRACE(layout[1]);
+        const ColumnCase c(layout, 5000, dir);
+        write_index<std::uint64_t>(dir / "index64", c.index);
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"--index", dir / "index"}, {"--index", dir / "index", "--index-type", "u32"},
+              {"--index", dir / "index64", "--index-type", "u64"}, {"--index", dir / "index", dir / "sorted"}}) {
+            const Result r = c.check(args);
+            EXPECT_EQ(r.status(), 0) << r.out << r.err;
+            EXPECT_EQ(r.out.rfind("ok: 5000 records, a permutation of the input's, in order by the index (stable)", 0), 0u) << r.out;
+        }
+        // An index of u64 read as auto (u32 here): each record number, then a 0, then the next.
+        expect_failure(c.check({"--index", dir / "index64"}), at(c.index[0] == 0 ? 1 : 3) + " repeats " + number(0));
+        // A size that is not a whole number of entries.
+        write_text(dir / "ragged", read_text(dir / "index64").substr(0, 8 * 4999 + 4));
+        expect_refused(c.check({"--index", dir / "ragged", "--index-type", "u64"}),
+                       "is 39996 bytes long, not a whole number of 8-byte (u64) record numbers");
+    }
+}
+
+TEST(CheckToolIndex, IndexThatIsNotAPermutationFails) {
+    ScratchDir dir;
+    const ColumnCase c(kColumnLayouts[0], 3000, dir);
+    auto out_of_range = c.index, repeated = c.index, missing = c.index;
+    out_of_range[1234] = 3000;
+    repeated[2000] = repeated[700];
+    missing.erase(missing.begin() + 1500);
+    write_index<std::uint32_t>(dir / "out-of-range", out_of_range);
+    write_index<std::uint32_t>(dir / "repeated", repeated);
+    write_index<std::uint32_t>(dir / "missing", missing);
+    expect_failure(c.check({"--index", dir / "out-of-range"}), at(1234) + " holds " + number(3000) + ", out of range");
+    expect_failure(c.check({"--index", dir / "repeated"}), at(2000) + " repeats " + number(c.index[700]));
+    expect_failure(c.check({"--index", dir / "missing"}), "lacks " + number(c.index[1500]));
+    // Out of range as u64 too, past 2^32.
+    auto huge = c.index;
+    huge[17] = std::uint64_t{1} << 33;
+    write_index<std::uint64_t>(dir / "huge", huge);
+    expect_failure(c.check({"--index", dir / "huge", "--index-type", "u64"}), at(17) + " holds " + number(huge[17]));
+}
+
+TEST(CheckToolIndex, UnstableOrUnorderedIndexFails) {
+    ScratchDir dir;
+    for (const auto& layout : kColumnLayouts) {
+        SCOPED_TRACE(layout[1]);
+        const ColumnCase c(layout, 4000, dir);
+        // Two records of equal keys swapped: in order, not stable.
+        const std::size_t tie = c.first_step(true);
+        auto unstable = c.index;
+        std::swap(unstable[tie - 1], unstable[tie]);
+        write_index<std::uint32_t>(dir / "unstable", unstable);
+        expect_failure(c.check({"--index", dir / "unstable"}), "is not stable " + at(tie) + ": " + number(unstable[tie]));
+        // Two records of different keys swapped: out of order.
+        const std::size_t rise = c.first_step(false);
+        auto unordered = c.index;
+        std::swap(unordered[rise - 1], unordered[rise]);
+        write_index<std::uint32_t>(dir / "unordered", unordered);
+        expect_failure(c.check({"--index", dir / "unordered"}), "is not in order " + at(rise) + ": " + number(unordered[rise]));
+    }
+}
+
+TEST(CheckToolIndex, FileOtherThanTheIndexSaysFails) {
+    ScratchDir dir;
+    const ColumnCase c(kColumnLayouts[2], 4000, dir);
+    const std::size_t r = c.spec.record_size;
+    std::vector<std::byte> wrong = gather(c.keys, r, c.index);
+    const std::size_t k = c.first_step(false) + 100;
+    wrong[k * r + 12] ^= std::byte{1};  // a byte outside the key: still in order
+    write_records(dir / "wrong", wrong);
+    expect_failure(c.check({"--index", dir / "index", dir / "wrong"}), "'" + dir / "wrong" + "' " + at(k) + " is not " + number(c.index[k]));
+    wrong.resize(wrong.size() - r);
+    write_records(dir / "short", wrong);
+    expect_failure(c.check({"--index", dir / "index", dir / "short"}), "has 3999 records, '" + dir / "index" + "' has 4000 entries");
+}
+
+TEST(CheckToolIndex, ValuesOfEveryWidthFollowTheirKeys) {
+    ScratchDir dir;
+    for (const auto& layout : kColumnLayouts) {
+        SCOPED_TRACE(layout[1]);
+        const ColumnCase c(layout, 3000, dir);
+        std::vector<std::string> all_columns;
+        for (const std::size_t width : {1, 3, 8, 100}) {
+            SCOPED_TRACE(width);
+            const std::string v = dir / "v" + std::to_string(width), out = v + ".out", bad = v + ".bad";
+            const std::vector<std::byte> values = random_bytes(3000 * width, width);
+            write_records(v, values);
+            write_records(out, gather(values, width, c.index));
+            all_columns.insert(all_columns.end(), {"--values", v + ":" + out});
+            // With and without --index (and with WIDTH given), right.
+            for (const std::vector<std::string>& args :
+                 {std::vector<std::string>{"--index", dir / "index", "--values", v + ":" + out},
+                  {"--values", v + ":" + out + ":" + std::to_string(width), dir / "sorted"}}) {
+                const Result r = c.check(args);
+                EXPECT_EQ(r.status(), 0) << r.out << r.err;
+                EXPECT_NE(r.out.find("1 value column(s) follow their keys"), std::string::npos) << r.out;
+            }
+            // Two values of records of different keys (and different values) swapped.
+            std::size_t i = c.first_step(false) + 5, j = c.index.size() - 3;
+            while (c.compare(c.index[i], c.index[j]) == 0 ||
+                   std::equal(&values[c.index[i] * width], &values[c.index[i] * width] + width, &values[c.index[j] * width]))
+                --j;
+            std::vector<std::byte> swapped = gather(values, width, c.index);
+            std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>(i * width),
+                             swapped.begin() + static_cast<std::ptrdiff_t>((i + 1) * width),
+                             swapped.begin() + static_cast<std::ptrdiff_t>(j * width));
+            write_records(bad, swapped);
+            expect_failure(c.check({"--index", dir / "index", "--values", v + ":" + bad}),
+                           "'" + bad + "' " + at(i) + " is not the value of " + number(c.index[i]));
+            // Without --index: the output positions of i's key.
+            std::size_t first = i, last = i;
+            while (first > 0 && c.compare(c.index[first - 1], c.index[i]) == 0) --first;
+            while (last + 1 < c.index.size() && c.compare(c.index[last + 1], c.index[i]) == 0) ++last;
+            expect_failure(c.check({"--values", v + ":" + bad, dir / "sorted"}),
+                           "do not follow their keys at output positions " + std::to_string(first) + " to " + std::to_string(last));
+        }
+        // All four columns at once.
+        auto args = all_columns;
+        args.insert(args.begin(), {"--index", dir / "index", dir / "sorted"});
+        Result r = c.check(args);
+        EXPECT_EQ(r.status(), 0) << r.out << r.err;
+        all_columns.push_back(dir / "sorted");
+        r = c.check(all_columns);
+        EXPECT_EQ(r.status(), 0) << r.out << r.err;
+        EXPECT_EQ(r.out, "ok: 3000 records in order, same records as the input, 4 value column(s) follow their keys\n");
+    }
+}
+
+TEST(CheckToolIndex, UniqueIndexHoldsTheFirstRecordOfEachKey) {
+    ScratchDir dir;
+    for (const auto& layout : kColumnLayouts) {
+        SCOPED_TRACE(layout[1]);
+        const ColumnCase c(layout, 4000, dir, true);
+        const std::vector<std::uint64_t> full = reference_index(c.keys, c.spec, false);
+        ASSERT_LT(c.index.size(), full.size()) << "no equal keys";
+        const std::vector<std::byte> values = random_bytes(4000 * 3, 9);
+        write_records(dir / "v", values);
+        write_records(dir / "out", gather(values, 3, c.index));
+        const Result r = c.check({"--index", dir / "index", "--unique", "--values", dir / "v:" + dir / "out", dir / "sorted"});
+        EXPECT_EQ(r.status(), 0) << r.out << r.err;
+        EXPECT_EQ(r.out.rfind("ok: " + std::to_string(c.index.size()) + " records, the first of each key", 0), 0u) << r.out;
+        // A later record of the same key in place of the first.
+        std::size_t p = 0, later = 0;
+        for (; p < c.index.size() && later == 0; ++p)
+            for (std::uint64_t j = c.index[p] + 1; j < c.n && later == 0; ++j)
+                if (c.compare(j, c.index[p]) == 0) later = j;
+        --p;
+        ASSERT_NE(later, 0u);
+        auto not_first = c.index;
+        not_first[p] = later;
+        write_index<std::uint32_t>(dir / "not-first", not_first);
+        expect_failure(c.check({"--index", dir / "not-first", "--unique"}),
+                       at(p) + " holds " + number(later) + ", not the first record of its key: " + number(c.index[p]));
+        // A key left out; the index of every record.
+        auto lacking = c.index;
+        lacking.erase(lacking.begin() + 7);
+        write_index<std::uint32_t>(dir / "lacking", lacking);
+        expect_failure(c.check({"--index", dir / "lacking", "--unique"}),
+                       "lacks the key of " + number(c.index[7]) + " of '" + dir / "keys" + "' (it belongs " + "at output position 7)");
+        write_index<std::uint32_t>(dir / "full", full);
+        const std::size_t tie = std::adjacent_find(full.begin(), full.end(), [&](auto a, auto b) { return c.compare(a, b) == 0; }) -
+                                full.begin() + 1;
+        expect_failure(c.check({"--index", dir / "full", "--unique"}), "is not unique " + at(tie) + ": " + number(full[tie]));
+    }
+}
+
+TEST(CheckToolIndex, WidthsThatDoNotDivideAndBadUsageAreRefused) {
+    ScratchDir dir;
+    const ColumnCase c(kColumnLayouts[0], 1000, dir);
+    write_records(dir / "v", random_bytes(3001, 3));
+    write_records(dir / "out", random_bytes(3001, 3));
+    expect_refused(c.check({"--index", dir / "index", "--values", dir / "v:" + dir / "out"}),
+                   "'" + dir / "v" + "' is 3001 bytes long, which does not divide into 1000 values");
+    expect_refused(c.check({"--values", dir / "v:" + dir / "out:3", dir / "sorted"}), "is 3001 bytes long, not 1000 values of 3 bytes");
+    expect_refused(c.check({"--index", dir / "index", "--values", dir / "v:" + dir / "out:0"}), "WIDTH is not a positive number");
+    expect_refused(c.check({"--values", dir / "v:" + dir / "out"}), "--values needs FILE or --index INDEX");
+    expect_refused(c.check({"--unique", dir / "sorted"}), "--unique needs --index INDEX");
+    expect_refused(run(GPUSORT_CHECK_BIN, {"--type", "u32", "--index", dir / "index", dir / "sorted"}), "need --input KEYS");
+    // Compressed files and pipes are refused.
+    write_text(dir / "index.gz", read_text(dir / "index"));
+    expect_refused(c.check({"--index", dir / "index.gz"}), "'" + dir / "index.gz" + "' is compressed");
+    expect_refused(c.check({"--index", "-"}), "standard input is not a regular file");
+    // An OUT of another size than the index's records of that width.
+    write_records(dir / "v3", random_bytes(3000, 3));
+    write_records(dir / "out3", random_bytes(2997, 3));
+    expect_failure(c.check({"--index", dir / "index", "--values", dir / "v3:" + dir / "out3"}),
+                   "'" + dir / "out3" + "' is 2997 bytes long, not 1000 values of 3 bytes");
+}
+
+TEST(CheckToolIndex, EmptyInputPasses) {
+    ScratchDir dir;
+    for (const std::string name : {"keys", "index", "sorted", "v", "out"}) write_text(dir / name, "");
+    const std::vector<std::string> layout = {"--type", "u32", "--input", dir / "keys"};
+    auto check = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), layout.begin(), layout.end());
+        return run(GPUSORT_CHECK_BIN, args);
+    };
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--index", dir / "index", "--values", dir / "v:" + dir / "out", dir / "sorted"},
+          {"--index", dir / "index", "--unique"}, {"--values", dir / "v:" + dir / "out:4", dir / "sorted"}}) {
+        const Result r = check(args);
+        EXPECT_EQ(r.status(), 0) << r.out << r.err;
+        EXPECT_EQ(r.out.rfind("ok: 0 records", 0), 0u) << r.out;
+    }
+    // An index entry for an empty input is out of range.
+    write_index<std::uint32_t>(dir / "one", {0});
+    expect_failure(check({"--index", dir / "one"}), at(0) + " holds " + number(0) + ", out of range");
+}

@@ -2,7 +2,9 @@
 // ORIGINAL: same count and the same order-independent checksum); otherwise prints the index of
 // the first record out of order, or what differs, and exits 1. Exit 2: bad usage or I/O error.
 // FILE and ORIGINAL are read decompressed when their names end in .gz, .bz2, .xz or .zst; "-" is
-// standard input, and a pipe or device is read front to back.
+// standard input, and a pipe or device is read front to back. The outputs of gpusort-file's
+// --index-out and --values are checked against KEYS (--input) by the column checks
+// (check_columns.hpp): --index INDEX, its FILE optional, and --values V:OUT[:WIDTH].
 #include "io/file.hpp"
 #include "io/io_error.hpp"
 #include "gpusort/compression.hpp"
@@ -10,10 +12,12 @@
 #include "src/cli/key_options.hpp"
 #include "src/cli/option_values.hpp"
 #include "src/verify/file_verifier.hpp"
+#include "tools/check_columns.hpp"
 
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
@@ -51,12 +55,29 @@ po::options_description visible_options() {
     po::options_description visible(
         "Usage: gpusort-check [--type T | --key SPEC... | --format gensort] [--record-size N] [--descending]\n"
         "                     [--input ORIGINAL] FILE\n"
+        "  or:  gpusort-check [KEY OPTIONS] --input KEYS --index INDEX [--index-type u32|u64|auto] [--unique]\n"
+        "                     [--values V:OUT[:WIDTH]]... [FILE]\n"
+        "  or:  gpusort-check [KEY OPTIONS] --input KEYS --values V:OUT[:WIDTH]... FILE\n"
         "Checks that FILE is in order and, with --input, holds exactly the records of ORIGINAL. Names ending in\n"
         ".gz, .bz2, .xz or .zst are read decompressed; - is standard input, read as it is.\n"
+        "\n"
+        "With --index, checks the record numbers that gpusort-file --index-out wrote: INDEX must order KEYS\n"
+        "stably (with --unique, hold the first record of each key), and FILE, when given, hold KEYS's records\n"
+        "in that order. With --values, OUT must hold V's records (one per record of KEYS) in the order of the\n"
+        "sort: by INDEX where it is given, else as FILE's keys are ordered. KEYS, INDEX, FILE and the value\n"
+        "files of these checks must be uncompressed regular files; they are read through memory maps.\n"
         "\nOptions");
     add_key_options(visible);
     visible.add_options()
-        ("input", po::value<std::string>()->value_name("ORIGINAL"), "FILE must hold exactly the records of ORIGINAL");
+        ("input", po::value<std::string>()->value_name("ORIGINAL"), "FILE must hold exactly the records of ORIGINAL")
+        ("index", po::value<std::string>()->value_name("INDEX"),
+         "INDEX holds, for each sorted position, the number (from 0) of its record in KEYS (--input)")
+        ("index-type", po::value<std::string>()->value_name("TYPE")->default_value("auto"),
+         "INDEX's record numbers: u32, u64, or auto (u32 where KEYS has at most 2^32 records)")
+        ("unique", "INDEX holds the first record of each distinct key only")
+        ("values", po::value<std::vector<std::string>>()->value_name("V:OUT[:WIDTH]"),
+         "OUT must hold V's values in the order of the sort; WIDTH: bytes per value (default: the size of V "
+         "over the records of KEYS); repeatable");
     add_help_and_version(visible);
     return visible;
 }
@@ -67,14 +88,23 @@ std::string help_text(const po::options_description& visible) {
                      "  0  in order (and the same records)\n"
                      "  1  not (the first record out of order, or what differs, is printed)\n"
                      "  2  a bad command line or a file that cannot be read\n",
-                     "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n");
+                     "  gpusort-check --type u64 --input keys.bin sorted.bin  sorted.bin is keys.bin in order\n"
+                     "  gpusort-check --type u64 --input keys.bin --index order.idx sorted.bin\n"
+                     "          order.idx orders keys.bin stably, and sorted.bin holds keys.bin in that order\n"
+                     "  gpusort-check --type u32 --input keys.bin --index order.idx --values pay.bin:pay.sorted\n"
+                     "          pay.sorted holds the records of pay.bin in the order of order.idx\n"
+                     "  gpusort-check --type u32 --input keys.bin --values pay.bin:pay.sorted:16 sorted.bin\n"
+                     "          sorted.bin is keys.bin in order, and pay.sorted holds pay.bin's 16-byte values with\n"
+                     "          their keys\n");
 }
 
-// Checks FILE (and, with --input, against ORIGINAL), printing the verdict; returns the exit status.
-int check(const po::variables_map& vm, const std::string& path) {
-    const KeySpec spec = parse_key_options(vm).spec();
+// Checks FILE's order (and, with --input, its records against ORIGINAL's); prints the first failure
+// and returns 1, or returns nothing, FILE's record count in `records`.
+std::optional<int> check_file(const po::variables_map& vm, const std::string& path, const KeySpec& spec,
+                              std::uint64_t& records) {
     RecordVerifier sorted(spec, false);
     read_records(path, sorted);
+    records = sorted.records();
     if (const auto first_bad = sorted.first_out_of_order()) {
         std::cout << "gpusort-check: " << io::input_shown(path) << " is not in order: record " << *first_bad
                   << " (counted from 0; at byte " << *first_bad * spec.record_size << ") " << violation(spec) << "\n";
@@ -95,7 +125,52 @@ int check(const po::variables_map& vm, const std::string& path) {
             return 1;
         }
     }
-    std::cout << "ok: " << sorted.records() << " records in order" << (vm.count("input") ? ", same records as the input" : "")
+    return std::nullopt;
+}
+
+// What the column checks are asked (--index, --values), from the command line; refuses a request
+// that lacks what they need.
+columns::ColumnRequest column_request(const po::variables_map& vm, const std::vector<std::string>& words) {
+    columns::ColumnRequest request;
+    request.spec = parse_key_options(vm).spec();
+    if (!vm.count("input")) throw std::invalid_argument("--index and --values need --input KEYS");
+    request.keys = vm["input"].as<std::string>();
+    if (vm.count("index")) request.index = vm["index"].as<std::string>();
+    request.index_type = columns::parse_index_type(vm["index-type"].as<std::string>());
+    request.unique = vm.count("unique") > 0;
+    if (!words.empty()) request.file = words[0];
+    if (vm.count("values"))
+        for (const std::string& text : vm["values"].as<std::vector<std::string>>())
+            request.values.push_back(columns::parse_value_column(text));
+    if (!request.index && !request.file) throw std::invalid_argument("--values needs FILE or --index INDEX");
+    if (!request.index && request.unique) throw std::invalid_argument("--unique needs --index INDEX");
+    if (!request.index && !vm["index-type"].defaulted()) throw std::invalid_argument("--index-type needs --index INDEX");
+    columns::refuse_unmappable_files(request);
+    return request;
+}
+
+// The column checks; without --index, FILE's order and records are checked first, as without them.
+int run_column_checks(const po::variables_map& vm, const std::vector<std::string>& words) {
+    const columns::ColumnRequest request = column_request(vm, words);
+    if (request.index) return columns::check_index(request);
+    std::uint64_t records = 0;
+    if (const auto failed = check_file(vm, words[0], request.spec, records)) return *failed;
+    if (const int failed = columns::check_values_by_checksum(request)) return failed;
+    std::cout << "ok: " << records << " records in order, same records as the input, " << request.values.size()
+              << " value column(s) follow their keys\n";
+    return 0;
+}
+
+// Checks FILE (and, with --input, against ORIGINAL), or the columns, printing the verdict; returns
+// the exit status.
+int check(const po::variables_map& vm, const std::vector<std::string>& words) {
+    if (vm.count("index") || vm.count("values")) return run_column_checks(vm, words);
+    if (vm.count("unique")) throw std::invalid_argument("--unique needs --index INDEX");
+    if (!vm["index-type"].defaulted()) throw std::invalid_argument("--index-type needs --index INDEX");
+    if (words.empty()) throw std::invalid_argument("expected FILE");
+    std::uint64_t records = 0;
+    if (const auto failed = check_file(vm, words[0], parse_key_options(vm).spec(), records)) return *failed;
+    std::cout << "ok: " << records << " records in order" << (vm.count("input") ? ", same records as the input" : "")
               << "\n";
     return 0;
 }
@@ -115,8 +190,7 @@ int main(int argc, char** argv) {
             std::cout << "gpusort-check " << GPUSORT_VERSION << "\n";
             return 0;
         }
-        if (words.empty()) throw std::invalid_argument("expected FILE");
-        return check(vm, words[0]);
+        return check(vm, words);
     } catch (const std::exception& e) {
         std::cerr << "gpusort-check: " << e.what() << "\n";
         return 2;
