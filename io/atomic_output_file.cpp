@@ -86,17 +86,6 @@ mode_t final_mode(const std::string& path) {
     return 0666 & ~mask;
 }
 
-// Makes a rename in `folder` durable by flushing the folder. Best effort: it runs after the rename,
-// which a failure here cannot undo, and the file's data were flushed before; a crash that loses
-// the rename leaves the old OUTPUT (or none), never a partial one.
-void flush_folder(const std::string& folder) {
-    const int dir =
-        sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
-    if (dir < 0) return;
-    sys::fsync(dir);
-    sys::close(dir);
-}
-
 // The folder of `path` (already followed to its end), once OUTPUT is known not to be a directory
 // and the leftovers of ended sorts are gone from it.
 std::string prepare_folder(const std::string& path) {
@@ -109,6 +98,16 @@ std::string prepare_folder(const std::string& path) {
 }
 
 }  // namespace
+
+// The file's data were flushed before the rename: a crash that loses the rename leaves the old
+// OUTPUT (or none), never a partial one.
+void flush_folder(const std::string& folder) {
+    const int dir =
+        sys::retry_interrupted([&] { return sys::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    if (dir < 0) return;
+    sys::fsync(dir);
+    sys::close(dir);
+}
 
 std::string AtomicOutputFile::hidden_name_for(const std::string& path) {
     const std::string folder = parent_folder(follow_links(path));
@@ -177,53 +176,79 @@ AtomicOutputFile::~AtomicOutputFile() {
 }
 
 void AtomicOutputFile::commit(bool sync) {
+    commit_finish(sync);
+    // Where nothing is at the path yet, the nameless file is linked there at once: it never has
+    // another name, which a SIGKILL between the link and the rename would leave behind.
+    if (temp_name_.empty() && link_at_path()) {
+        committed_ = true;
+        if (sync) flush_folder(parent_folder(path_));
+        return;
+    }
+    // Else it gets a hidden unique name, then is moved over the path.
+    commit_hidden_name();
+    if (const int err = commit_place(); err != 0) {
+        discard();
+        throw_errno("cannot move the finished output to", path_, err);
+    }
+    committed_ = true;
+    if (sync) flush_folder(parent_folder(path_));
+}
+
+void AtomicOutputFile::commit_finish(bool sync) {
     if (sys::fchmod(file_.fd(), final_mode(path_)) != 0) throw_errno("cannot set permissions of", path_, errno);
     if (sync) file_.sync_data();
     // A second descriptor keeps the file open, and locked, until it is at the path, so that the first
     // is closed before the file appears there (a file system may report a failed write only on close).
-    const File held(::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0), path_);
-    if (!held.is_open()) throw_errno("cannot write", path_, errno);
+    held_ = File(::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0), path_);
+    if (!held_.is_open()) throw_errno("cannot write", path_, errno);
     file_.close();
-    if (temp_name_.empty()) {
-        // The nameless file is linked through the second descriptor.
-        const std::string proc = "/proc/self/fd/" + std::to_string(held.fd());
-        // Where nothing is at the path yet, the file is linked there at once: it never has another
-        // name, which a SIGKILL between the link and the rename below would leave behind.
-        if (sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-            committed_ = true;
-            if (sync) flush_folder(parent_folder(path_));
+}
+
+bool AtomicOutputFile::link_at_path() {
+    // The nameless file is linked through the second descriptor.
+    const std::string proc = "/proc/self/fd/" + std::to_string(held_.fd());
+    if (sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        held_ = File();  // closed without a check: the file was written and closed before
+        return true;
+    }
+    if (errno != EEXIST) throw_errno("cannot write", path_, errno);
+    return false;
+}
+
+void AtomicOutputFile::commit_hidden_name() {
+    if (!temp_name_.empty()) return;
+    const std::string proc = "/proc/self/fd/" + std::to_string(held_.fd());
+    const std::string folder = parent_folder(path_);
+    for (int attempt = 0;; ++attempt) {
+        std::string name = hidden_name(folder);
+        bool linked = false;
+        int err = 0;
+        {
+            HoldCleanupSignals hold;
+            linked = sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+            err = errno;
+            if (linked) temp_name_cleanup_ = UnlinkOnSignal(name);
+        }
+        if (linked) {
+            temp_name_ = std::move(name);
             return;
         }
-        if (errno != EEXIST) throw_errno("cannot write", path_, errno);
-        // Else it gets a hidden unique name, then is moved over the path.
-        const std::string folder = parent_folder(path_);
-        for (int attempt = 0;; ++attempt) {
-            std::string name = hidden_name(folder);
-            bool linked = false;
-            int err = 0;
-            {
-                HoldCleanupSignals hold;
-                linked = sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
-                err = errno;
-                if (linked) temp_name_cleanup_ = UnlinkOnSignal(name);
-            }
-            if (linked) {
-                temp_name_ = std::move(name);
-                break;
-            }
-            if (err != EEXIST || attempt > 100) throw_errno("cannot write", path_, err);
-        }
+        if (err != EEXIST || attempt > 100) throw_errno("cannot write", path_, err);
     }
-    if (sys::rename(temp_name_.c_str(), path_.c_str()) != 0) {
-        int err = errno;
-        ::unlink(temp_name_.c_str());
-        temp_name_.clear();
-        temp_name_cleanup_.release();
-        throw_errno("cannot move the finished output to", path_, err);
-    }
-    committed_ = true;
+}
+
+int AtomicOutputFile::commit_place() {
+    if (sys::rename(temp_name_.c_str(), path_.c_str()) != 0) return errno;
+    temp_name_.clear();
     temp_name_cleanup_.release();
-    if (sync) flush_folder(parent_folder(path_));
+    held_ = File();  // closed without a check: the file was written and closed before
+    return 0;
+}
+
+void AtomicOutputFile::discard() {
+    if (!temp_name_.empty()) ::unlink(temp_name_.c_str());
+    temp_name_.clear();
+    temp_name_cleanup_.release();
 }
 
 }  // namespace gpusort::io

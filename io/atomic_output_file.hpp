@@ -16,6 +16,10 @@ namespace gpusort::io {
 // exist yet): an OUTPUT that is a link has the file it points to replaced, the link stays.
 std::string follow_links(const std::string& path);
 
+// Makes the renames in `folder` durable by flushing the folder. Best effort: it runs after renames
+// that a failure here cannot undo.
+void flush_folder(const std::string& folder);
+
 class AtomicOutputFile {
 public:
     // Removes the hidden files that ended sorts left in the folder of `path` (those that no running
@@ -43,11 +47,30 @@ public:
     // the umask), flushes it to disk when `sync` is set, closes it and renames it to the path.
     void commit(bool sync);
 
+    // The steps of commit(), which commit_together() (output_set.hpp) also takes, in this order
+    // (named commit_*: the fault-injection log names a call site by its function, and tests look for
+    // the commit's calls by that name).
+    // commit_finish(): the final permissions, the data flushed when `sync`, the writing descriptor
+    // closed (a second one keeps the file open, and locked, until it is placed). Throws IoError.
+    void commit_finish(bool sync);
+    // commit_hidden_name(): a finished file without a name is linked at a fresh hidden name in its
+    // folder; one that has a name keeps it. Throws IoError.
+    void commit_hidden_name();
+    // commit_place(): renames the hidden name over the path. Returns 0, or the errno of a rename that
+    // failed (the hidden name then stays, for discard()).
+    int commit_place();
+    // discard(): unlinks the hidden name, if any: nothing of this file is left.
+    void discard();
+
 private:
+    // Links the finished nameless file at the path, where nothing is there yet: true when done.
+    bool link_at_path();
+
     std::string path_;
     std::string temp_name_;  // set when the file system has no O_TMPFILE and a name was needed
     UnlinkOnSignal temp_name_cleanup_;  // temp_name_, while it exists, for a signal that ends the program
     File file_;
+    File held_;  // from commit_finish() until the file is placed: keeps it open and locked
     bool committed_ = false;
 };
 
