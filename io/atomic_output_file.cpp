@@ -4,6 +4,7 @@
 #include "io/atomic_output_file.hpp"
 
 #include "io/io_error.hpp"
+#include "io/output_set.hpp"
 #include "io/signal_cleanup.hpp"
 #include "io/syscalls.hpp"
 
@@ -87,12 +88,13 @@ mode_t final_mode(const std::string& path) {
 }
 
 // The folder of `path` (already followed to its end), once OUTPUT is known not to be a directory
-// and the leftovers of ended sorts are gone from it.
+// and the leftovers of ended sorts are gone from it (the sets they left half placed rolled back).
 std::string prepare_folder(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
         throw IoError("cannot write '" + path + "': it is a directory");
     const std::string folder = parent_folder(path);
+    roll_back_ended_sets(folder);
     remove_leftovers(folder);
     return folder;
 }
@@ -215,25 +217,31 @@ bool AtomicOutputFile::link_at_path() {
     return false;
 }
 
-void AtomicOutputFile::commit_hidden_name() {
-    if (!temp_name_.empty()) return;
-    const std::string proc = "/proc/self/fd/" + std::to_string(held_.fd());
+void AtomicOutputFile::commit_hidden_name(const std::string& wanted) {
+    if (!temp_name_.empty() && wanted.empty()) return;
+    // Linked through the second descriptor where the file has no name, else from its name (which
+    // is unlinked after: a name that is not there already is never replaced).
+    const std::string from = temp_name_.empty() ? "/proc/self/fd/" + std::to_string(held_.fd()) : temp_name_;
+    const int follow = temp_name_.empty() ? AT_SYMLINK_FOLLOW : 0;
     const std::string folder = parent_folder(path_);
     for (int attempt = 0;; ++attempt) {
-        std::string name = hidden_name(folder);
+        std::string name = wanted.empty() ? hidden_name(folder) : wanted;
         bool linked = false;
         int err = 0;
         {
             HoldCleanupSignals hold;
-            linked = sys::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+            linked = sys::linkat(AT_FDCWD, from.c_str(), AT_FDCWD, name.c_str(), follow) == 0;
             err = errno;
-            if (linked) temp_name_cleanup_ = UnlinkOnSignal(name);
+            if (linked) {
+                if (!temp_name_.empty()) ::unlink(temp_name_.c_str());
+                temp_name_cleanup_ = UnlinkOnSignal(name);
+            }
         }
         if (linked) {
             temp_name_ = std::move(name);
             return;
         }
-        if (err != EEXIST || attempt > 100) throw_errno("cannot write", path_, err);
+        if (err != EEXIST || !wanted.empty() || attempt > 100) throw_errno("cannot write", path_, err);
     }
 }
 

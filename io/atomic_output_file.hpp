@@ -54,8 +54,9 @@ public:
     // closed (a second one keeps the file open, and locked, until it is placed). Throws IoError.
     void commit_finish(bool sync);
     // commit_hidden_name(): a finished file without a name is linked at a fresh hidden name in its
-    // folder; one that has a name keeps it. Throws IoError.
-    void commit_hidden_name();
+    // folder; one that has a name keeps it. With `wanted` (a name nothing is at, in the file's
+    // folder), the file gets that name either way. Throws IoError.
+    void commit_hidden_name(const std::string& wanted = {});
     // commit_place(): renames the hidden name over the path. Returns 0, or the errno of a rename that
     // failed (the hidden name then stays, for discard()).
     int commit_place();
