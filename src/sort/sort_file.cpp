@@ -688,6 +688,8 @@ void finish_output(OutputTarget& target, PlannedSort& planned, const PartSortOpt
 SortPlan plan_part(const PartSortOptions& options) { return PlannedSort(options).plan; }
 
 PartSortReport sort_part(const PartSortOptions& options) {
+    if (!options.values.empty() || options.index_output)
+        throw std::invalid_argument("values and an index output are not supported yet");
     const auto start = std::chrono::steady_clock::now();
     PartSortReport report;
     auto done = [&] {
