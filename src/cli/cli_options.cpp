@@ -66,7 +66,10 @@ namespace {
 po::options_description visible_options() {
     po::options_description visible(
         "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
-        "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT.\n"
+        "  or:  gpusort-file [OPTIONS] KEYS [OUTPUT] --values V:OUT[:WIDTH]... [--index-out INDEX]\n"
+        "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT. With --values\n"
+        "and --index-out, value files are carried along with the keys and the permutation is written;\n"
+        "OUTPUT (the sorted keys) may then be left out, and every output appears together or none does.\n"
         "\n"
         "INPUT and OUTPUT may be - for standard input and output. A name ending in .gz, .bz2, .xz or .zst\n"
         "is read or written compressed. A file appears at OUTPUT only once it is complete.\n"
@@ -75,6 +78,13 @@ po::options_description visible_options() {
     visible.add_options()
         ("stable", "records with equal keys keep their input order (every sort of gpusort-file is stable)")
         ("unique", "of each group of records with equal keys keep only the first (in input order)")
+        ("values", po::value<std::vector<std::string>>()->value_name("V:OUT[:WIDTH]")->composing(),
+         "carry the records of V along with the keys into OUT, repeatable: V holds as many records as INPUT, "
+         "of WIDTH bytes (default: its size divided by INPUT's records); OUT may be V")
+        ("index-out", po::value<std::string>()->value_name("INDEX"),
+         "write the permutation to INDEX: for each output record, the number of its input record (from 0)")
+        ("index-type", po::value<std::string>()->value_name("TYPE")->default_value("auto"),
+         "u32, u64 or auto (u32 where INPUT has at most 2^32 records) for --index-out")
         ("backend", po::value<std::string>()->value_name("NAME")->default_value("auto"), "auto (the GPU when one is present), gpu or cpu")
         ("device", po::value<int>()->value_name("N")->default_value(0), "which GPU to use")
         ("device-memory", po::value<std::string>()->value_name("SIZE"), "GPU memory budget, e.g. 2G (default: most of the free memory); smaller means more, smaller runs")
@@ -130,12 +140,51 @@ po::variables_map read_words(const std::vector<std::string>& args, const po::opt
     }
 }
 
-// INPUT and OUTPUT, both required.
+// INPUT and OUTPUT, both required, but for columns (values or an index), where OUTPUT may be left out.
 void read_operands(const std::vector<std::string>& words, SortOptions& sort) {
     if (words.empty()) throw std::invalid_argument("expected INPUT and OUTPUT (see --help)");
-    if (words.size() == 1) throw std::invalid_argument("expected INPUT and OUTPUT, got only '" + words[0] + "' (see --help)");
+    const bool columns = !sort.values.empty() || sort.index_output;
+    if (words.size() == 1 && !columns)
+        throw std::invalid_argument("expected INPUT and OUTPUT, got only '" + words[0] + "' (see --help)");
     sort.input = words[0];
-    sort.output = words[1];
+    if (words.size() > 1) sort.output = words[1];
+}
+
+// One --values V:OUT[:WIDTH].
+ValueColumn value_column(const std::string& text) {
+    const auto bad = [&](const std::string& why) {
+        return std::invalid_argument("--values: '" + text + "' " + why + " (expected V:OUT or V:OUT:WIDTH)");
+    };
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+        const std::size_t colon = text.find(':', start);
+        parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    if (parts.size() < 2 || parts.size() > 3) throw bad("is not two or three fields");
+    if (parts[0].empty() || parts[1].empty()) throw bad("names no file");
+    ValueColumn value{parts[0], parts[1], std::nullopt};
+    if (parts.size() == 3) {
+        const std::optional<std::uint64_t> width = parse_size(parts[2]);
+        if (!width || *width == 0 || *width > kMaxRecordSize) throw bad("has no width from 1 to 1M");
+        value.width = static_cast<std::size_t>(*width);
+    }
+    return value;
+}
+
+// --values, --index-out and --index-type: columns carried along, the permutation.
+void read_columns(const po::variables_map& vm, SortOptions& sort) {
+    if (vm.count("values"))
+        for (const std::string& text : vm["values"].as<std::vector<std::string>>()) sort.values.push_back(value_column(text));
+    if (vm.count("index-out")) sort.index_output = vm["index-out"].as<std::string>();
+    const std::string& type = vm["index-type"].as<std::string>();
+    if (type == "auto") sort.index_type = IndexType::automatic;
+    else if (type == "u32") sort.index_type = IndexType::u32;
+    else if (type == "u64") sort.index_type = IndexType::u64;
+    else throw std::invalid_argument("--index-type: '" + type + "' is not one of auto, u32, u64");
+    if (!vm["index-type"].defaulted() && !sort.index_output && !vm.count("gather"))
+        throw std::invalid_argument("--index-type is for --index-out (or --gather)");
 }
 
 // --memory, --threads, --backend, --device and --device-memory.
@@ -234,6 +283,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
     const KeyOptions key = parse_key_options(vm);
     SortOptions& sort = command.sort;
+    read_columns(vm, sort);
     read_operands(words, sort);
     sort.order = key.order;
     sort.records = key.records;

@@ -20,14 +20,17 @@ SortInput::SortInput(const InputOptions& options)
         size_ = memory_->size();
         return;
     }
+    if (options.columns) {
+        open_columns(options);
+        return;
+    }
     compression_ = options.compression.value_or(compression_of(options.path));
     if (options.path != "-") {
         file_ = io::File::open_read(options.path);
         const io::FileStatus status = file_.status();
         if (status.regular) {
             size_ = status.size;
-            modified_ = status.modified;
-            regular_ = true;
+            watched_.push_back({&file_, status.size, status.modified});
             if (compression_ == Compression::none) return;
         }
     }
@@ -35,33 +38,53 @@ SortInput::SortInput(const InputOptions& options)
     streamed_ = true;
 }
 
+void SortInput::open_columns(const InputOptions& options) {
+    const ColumnLayout& layout = *options.columns;
+    file_ = io::File::open_read(options.path);
+    for (const std::string& path : options.values) value_files_.push_back(io::File::open_read(path));
+    std::vector<ColumnSource> sources = {{&file_, layout.key_width}};
+    for (std::size_t i = 0; i < value_files_.size(); ++i) sources.push_back({&value_files_[i], layout.value_widths[i]});
+    if (layout.index_width > 0) sources.push_back({nullptr, layout.index_width});
+    for (const ColumnSource& source : sources)
+        if (source.file) {
+            const io::FileStatus status = source.file->status();
+            watched_.push_back({source.file, status.size, status.modified});
+        }
+    columns_ = std::make_unique<ColumnReader>(sources, layout.records);
+    size_ = layout.records * layout.record_size();
+}
+
 void SortInput::open_stream(const io::StreamReaderQueue& queue) {
     if (!streamed_ || reader_) throw std::logic_error("SortInput::open_stream: not a stream, or opened already");
     reader_ = std::make_unique<io::StreamReader>(file_.is_open() ? file_.fd() : STDIN_FILENO, name_, compression_, queue);
 }
 
-bool SortInput::direct_io_possible() const { return !memory_ && !streamed_ && size_ > 0 && file_.direct_io_possible(); }
+bool SortInput::direct_io_possible() const {
+    return !memory_ && !columns_ && !streamed_ && size_ > 0 && file_.direct_io_possible();
+}
 
 std::optional<std::uint64_t> SortInput::resident_bytes() const {
-    if (memory_ || streamed_) return std::nullopt;
+    if (memory_ || columns_ || streamed_) return std::nullopt;
     return io::resident_bytes(file_, size_);
 }
 
 bool SortInput::use_direct_io(std::size_t piece) {
-    if (memory_ || streamed_) throw std::logic_error("SortInput::use_direct_io: not a file read at offsets");
+    if (memory_ || columns_ || streamed_) throw std::logic_error("SortInput::use_direct_io: not a file read at offsets");
     return file_.use_direct_io(piece);
 }
 
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
     if (memory_)
         io::copy_parallel(bytes.data(), memory_->subspan(static_cast<std::size_t>(offset), bytes.size()));
+    else if (columns_)
+        columns_->read(offset / record_size_, bytes);
     else
         io::read_parallel(file_, offset, bytes);
     add_to_checksum(bytes);
 }
 
 const std::byte* SortInput::source() {
-    if (keep_checksum_ || streamed_ || size_ == 0 || file_.direct()) return nullptr;
+    if (keep_checksum_ || streamed_ || columns_ || size_ == 0 || file_.direct()) return nullptr;
     if (memory_) return memory_->data();
     if (!map_) {
         try {
@@ -92,10 +115,11 @@ void SortInput::add_to_checksum(std::span<const std::byte> bytes) {
 }
 
 void SortInput::check_unchanged() const {
-    if (!regular_) return;
-    const io::FileStatus now = file_.status();
-    if (now.size != size_ || now.modified.tv_sec != modified_.tv_sec || now.modified.tv_nsec != modified_.tv_nsec)
-        throw SortError("'" + name_ + "' changed while it was being sorted (it was written to meanwhile)");
+    for (const Watched& was : watched_) {
+        const io::FileStatus now = was.file->status();
+        if (now.size != was.size || now.modified.tv_sec != was.modified.tv_sec || now.modified.tv_nsec != was.modified.tv_nsec)
+            throw SortError("'" + was.file->path() + "' changed while it was being sorted (it was written to meanwhile)");
+    }
 }
 
 MultisetChecksum SortInput::checksum() const {

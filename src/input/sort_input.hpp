@@ -11,6 +11,7 @@
 #include "io/file.hpp"
 #include "io/file_mapping.hpp"
 #include "io/stream_reader.hpp"
+#include "src/input/column_input.hpp"
 #include "src/verify/record_checksum.hpp"
 
 #include <cstdint>
@@ -30,6 +31,10 @@ struct InputOptions {
     bool checksum = false;                       // keep the checksum of the records read
     // The records themselves, read at any offsets instead of `path` (which names them in messages).
     std::optional<std::span<const std::byte>> memory;
+    // Columns: joined records of `path` (the keys), the files `values` and the row numbers, as laid
+    // out (record_size is then the layout's).
+    std::optional<ColumnLayout> columns;
+    std::vector<std::string> values;
 };
 
 class SortInput {
@@ -68,12 +73,20 @@ public:
     std::uint64_t bytes_read() const { return bytes_read_; }
 
     // A file that was written to while it was being read (its size or modification time is not
-    // what it was when it was opened) gives a wrong result: throws SortError.
+    // what it was when it was opened; with columns, any of them) gives a wrong result: throws SortError.
     void check_unchanged() const;
     MultisetChecksum checksum() const;
 
 private:
     void add_to_checksum(std::span<const std::byte> bytes);
+    void open_columns(const InputOptions& options);
+
+    // A regular file read, as it was when opened.
+    struct Watched {
+        const io::File* file;
+        std::uint64_t size;
+        timespec modified;
+    };
 
     std::string name_;
     std::size_t record_size_;
@@ -81,8 +94,9 @@ private:
     io::File file_;
     std::unique_ptr<io::FileMapping> map_;  // source()'s map of the file
     std::uint64_t size_ = 0;
-    timespec modified_{};   // a regular file's modification time when it was opened
-    bool regular_ = false;  // a regular file (compressed or not): checked by check_unchanged()
+    std::vector<Watched> watched_;  // the regular files read (compressed or not): checked by check_unchanged()
+    std::vector<io::File> value_files_;     // columns: the value files ...
+    std::unique_ptr<ColumnReader> columns_; // ... read with the keys as joined records
     bool streamed_ = false;
     Compression compression_ = Compression::none;
     std::unique_ptr<io::StreamReader> reader_;

@@ -86,10 +86,7 @@ void RecordOutput::put(std::uint64_t slice, std::uint64_t rank, std::span<const 
         for (std::uint64_t i = first; i != end; ++i)
             if (kept(i)) std::memcpy(destination + j++ * r, base + i * e + k, r);
     });
-    if (!map) {
-        const PositionalFile& to = std::get<PositionalFile>(output_.destination());
-        to.file->write_at(to.base + at * r, buffer);
-    }
+    if (!map) write_unmapped(at * r, buffer);
     if (output_.progress()) output_.progress()->add(n * r);
     std::memcpy(s.last_key.data(), base + (count - 1) * e, k);
     s.kept = at + n - s.begin;
@@ -103,14 +100,33 @@ void RecordOutput::move_records(std::uint64_t from, std::uint64_t to, std::uint6
         std::memmove(data + to * record_size_, data + from * record_size_, bytes);
         return;
     }
-    const PositionalFile& file = std::get<PositionalFile>(output_.destination());
-    constexpr std::uint64_t kBlock = std::uint64_t{8} << 20;
+    // Whole records at a time (the columns of joined records are read and written by record).
+    const std::uint64_t kBlock = std::max<std::uint64_t>(1, (std::uint64_t{8} << 20) / record_size_) * record_size_;
     std::vector<std::byte> block(static_cast<std::size_t>(std::min(bytes, kBlock)));
     for (std::uint64_t done = 0; done < bytes; done += kBlock) {
         const std::size_t n = static_cast<std::size_t>(std::min(kBlock, bytes - done));
-        file.file->read_at(file.base + from * record_size_ + done, std::span<std::byte>(block.data(), n));
-        file.file->write_at(file.base + to * record_size_ + done, std::span<const std::byte>(block.data(), n));
+        read_unmapped(from * record_size_ + done, std::span<std::byte>(block.data(), n));
+        write_unmapped(to * record_size_ + done, std::span<const std::byte>(block.data(), n));
     }
+}
+
+// Bytes of the output that is not a map: a file written with pwrite, or the files of columns.
+void RecordOutput::write_unmapped(std::uint64_t offset, std::span<const std::byte> bytes) {
+    if (const auto* columns = std::get_if<const ColumnFiles*>(&output_.destination())) {
+        (*columns)->write(offset, bytes);
+        return;
+    }
+    const PositionalFile& to = std::get<PositionalFile>(output_.destination());
+    to.file->write_at(to.base + offset, bytes);
+}
+
+void RecordOutput::read_unmapped(std::uint64_t offset, std::span<std::byte> bytes) {
+    if (const auto* columns = std::get_if<const ColumnFiles*>(&output_.destination())) {
+        (*columns)->read(offset, bytes);
+        return;
+    }
+    const PositionalFile& from = std::get<PositionalFile>(output_.destination());
+    from.file->read_at(from.base + offset, bytes);
 }
 
 void RecordOutput::put_in_order(std::span<const std::byte> entries) {

@@ -37,6 +37,8 @@ private:
     };
     void move_records(std::uint64_t from, std::uint64_t to, std::uint64_t count);
     void put_in_order(std::span<const std::byte> entries);
+    void write_unmapped(std::uint64_t offset, std::span<const std::byte> bytes);
+    void read_unmapped(std::uint64_t offset, std::span<std::byte> bytes);
 
     const SortOutput& output_;
     std::size_t key_bytes_;

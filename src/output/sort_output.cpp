@@ -6,7 +6,9 @@
 #include "io/stream_writer.hpp"
 #include "io/syscalls.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/input/column_input.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@ void SortOutput::write(std::uint64_t offset, std::span<const std::byte> bytes) c
         void operator()(const MappedFile& to) const { io::copy_parallel(to.data + offset, bytes); }
         void operator()(const PositionalFile& to) const { io::write_parallel(*to.file, to.base + offset, bytes); }
         void operator()(StreamOutput* to) const { to->append(offset, bytes); }
+        void operator()(const ColumnFiles* to) const { to->write(offset, bytes); }
     };
     std::visit(Write{offset, bytes}, destination_);
     if (written_) written_(offset, bytes.size());
@@ -59,6 +62,11 @@ OutputTarget::OutputTarget(const OutputOptions& options)
     : name_(options.path == "-" ? "standard output" : options.path),
       verify_block_bytes_(options.verify_block_bytes),
       verify_queue_(options.verify_queue) {
+    progress_ = options.progress;
+    if (!options.columns.empty()) {
+        columns_ = std::make_unique<ColumnOutput>(options.columns, options.column_record_size);
+        return;
+    }
     compression_ = options.region ? Compression::none : options.compression.value_or(compression_of(options.path));
     int fd = -1;
     if (options.region) {
@@ -84,7 +92,6 @@ OutputTarget::OutputTarget(const OutputOptions& options)
                                                      options.blocks_in_flight);
         stream_ = std::make_unique<StreamOutput>(*writer_);
     }
-    progress_ = options.progress;
 }
 
 OutputTarget::~OutputTarget() = default;
@@ -96,6 +103,7 @@ void OutputTarget::check_as_written(const KeySpec& spec, bool strict) {
 const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     reserved_ = bytes;
     if (stream_) return output_.emplace(stream_.get(), progress_);
+    if (columns_) return output_.emplace(&columns_->open(bytes / columns_->record_size(), may_map_), progress_);
     if (direct_piece_ > 0 && atomic_ && bytes > 0 && atomic_->file().use_direct_io(direct_piece_)) {
         atomic_->file().allocate(bytes);
         return output_.emplace(PositionalFile{&atomic_->file(), 0}, progress_);
@@ -114,6 +122,11 @@ const SortOutput& OutputTarget::open(std::uint64_t bytes) {
 
 void OutputTarget::finish(std::uint64_t bytes) {
     written_ = bytes;
+    if (columns_) {
+        output_.reset();
+        columns_->finish(bytes / columns_->record_size());
+        return;
+    }
     if (writer_) {
         if (stream_->position() != bytes) throw std::logic_error("the output stream is short of its records");
         writer_->finish();
@@ -143,6 +156,10 @@ void OutputTarget::verify(const OutputExpectation& expected) const {
         found = stream_ ? stream_->verifier() : nullptr;
         if (!found) throw std::logic_error("a stream output was not checked as written");
         bytes = stream_->position();
+    } else if (columns_) {
+        if (progress_) progress_->start_phase(ProgressPhase::verifying, written_);
+        found = &read_back.emplace(expected.spec, expected.strict);
+        bytes = read_back_columns(*read_back);
     } else {
         if (progress_) progress_->start_phase(ProgressPhase::verifying, written_);
         found = &read_back.emplace(expected.spec, expected.strict);
@@ -164,10 +181,34 @@ void OutputTarget::verify(const OutputExpectation& expected) const {
         verify_failed(name_, "does not hold the same records as the input (checksums differ)");
 }
 
-void OutputTarget::commit(bool sync) {
-    if (atomic_) atomic_->commit(sync);
+std::uint64_t OutputTarget::read_back_columns(RecordVerifier& verifier) const {
+    std::vector<ColumnSource> sources;
+    for (std::size_t i = 0; i < columns_->columns(); ++i) {
+        if (!columns_->file(i)) throw std::logic_error("--verify of columns whose keys are not written");
+        sources.push_back({columns_->file(i), columns_->column(i).width});
+    }
+    const std::uint64_t records = written_ / columns_->record_size();
+    const ColumnReader reader(sources, records);
+    const std::uint64_t block = std::max<std::uint64_t>(1, verify_block_bytes_ / reader.record_size());
+    std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(block, records) * reader.record_size()));
+    for (std::uint64_t first = 0; first < records; first += block) {
+        const std::uint64_t n = std::min(block, records - first);
+        const std::span<std::byte> part(buffer.data(), n * reader.record_size());
+        reader.read(first, part);
+        verifier.add(part);
+        if (progress_) progress_->add(part.size());
+    }
+    return records * reader.record_size();
 }
 
-std::uint64_t OutputTarget::bytes_out() const { return writer_ ? writer_->bytes_out() : written_; }
+void OutputTarget::commit(bool sync) {
+    if (atomic_) atomic_->commit(sync);
+    if (columns_) columns_->commit(sync);
+}
+
+std::uint64_t OutputTarget::bytes_out() const {
+    if (columns_) return columns_->bytes_out();
+    return writer_ ? writer_->bytes_out() : written_;
+}
 
 }  // namespace gpusort

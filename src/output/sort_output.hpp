@@ -17,6 +17,7 @@
 #include "io/host_buffer.hpp"
 #include "gpusort/key_spec.hpp"
 #include "gpusort/progress.hpp"
+#include "src/output/column_output.hpp"
 #include "src/verify/file_verifier.hpp"
 
 #include <cstdint>
@@ -65,11 +66,11 @@ struct PositionalFile {
     std::uint64_t base = 0;
 };
 
-// What the sorting code writes through: one of the three destinations, and the counters of the
-// bytes written (when set).
+// What the sorting code writes through: one of the destinations (or joined records split into the
+// files of their columns, column_output.hpp), and the counters of the bytes written (when set).
 class SortOutput {
 public:
-    using Destination = std::variant<MappedFile, PositionalFile, StreamOutput*>;
+    using Destination = std::variant<MappedFile, PositionalFile, StreamOutput*, const ColumnFiles*>;
     // Told of the bytes [offset, offset + size) written, as they are (where a map's written pages
     // are released behind the writes: io::ReleaseBehind).
     using Written = std::function<void(std::uint64_t offset, std::uint64_t size)>;
@@ -115,6 +116,10 @@ struct OutputOptions {
     // A part of an open file to write into instead (PartSortOptions::output_region): `path` then only
     // names it, and the output is uncompressed and never resized, renamed or flushed.
     std::optional<OutputRegion> region;
+    // Columns: joined records of column_record_size bytes split into these files instead (`path`
+    // then names the first in messages), committed together.
+    std::vector<OutputColumn> columns;
+    std::size_t column_record_size = 0;
 };
 
 // What OUTPUT is, found without opening or creating anything (OutputTarget opens it the same way):
@@ -146,7 +151,7 @@ public:
     bool sequential() const { return writer_ != nullptr; }
     // A stream or device that is written in place, not through a file renamed into place (nor a
     // region of a file).
-    bool in_place() const { return !atomic_ && !region_.is_open(); }
+    bool in_place() const { return !atomic_ && !columns_ && !region_.is_open(); }
     const std::string& name() const { return name_; }
     Compression compression() const { return compression_; }
 
@@ -168,6 +173,8 @@ public:
     // and checksum; a stream or device is checked as it was written (check_as_written). Throws
     // SortError on any mismatch.
     void verify(const OutputExpectation& expected) const;
+    // The columns' files read back as joined records, into `verifier`; returns the bytes read.
+    std::uint64_t read_back_columns(RecordVerifier& verifier) const;
     // Moves the finished file into place (nothing to do for streams).
     void commit(bool sync);
     // Bytes that reached the destination (compressed bytes for a compressed output).
@@ -177,6 +184,7 @@ private:
     std::string name_;
     Compression compression_ = Compression::none;
     std::unique_ptr<io::AtomicOutputFile> atomic_;  // regular files
+    std::unique_ptr<ColumnOutput> columns_;         // ... or the files of columns
     io::File region_;                               // ... or a region of an open file, from region_offset_
     std::uint64_t region_offset_ = 0;
     io::File device_;                               // pipes and devices (stdout is not owned)

@@ -21,6 +21,7 @@
 #include "src/runs/run_formation.hpp"
 #include "src/merge/run_merge.hpp"
 #include "src/merge/multiway_selection.hpp"
+#include "src/sort/sort_columns.hpp"
 #include "src/merge/slice_merge.hpp"
 #include "src/input/sort_input.hpp"
 #include "src/output/sort_output.hpp"
@@ -93,6 +94,7 @@ private:
 struct PlannedSort {
     explicit PlannedSort(const PartSortOptions& options);
 
+    std::optional<ColumnLayout> columns;  // keys with values or an index: joined records (column_input.hpp)
     KeySpec spec;              // the records' key (whole-record keys included)
     bool records = false;      // runs hold entries of key words and record
     std::size_t width = 0;     // bytes per input record
@@ -106,9 +108,12 @@ struct PlannedSort {
     SortPlan plan;
 
 private:
-    // Records with a key spec, or whole-record keys that --unique needs to see as records.
-    static bool sorts_records(const PartSortOptions& options) { return options.records || options.unique; }
-    static KeySpec key_of(const PartSortOptions& options);
+    // Records with a key spec, or whole-record keys that --unique or columns need to see as records.
+    static bool sorts_records(const PartSortOptions& options) {
+        return options.records || options.unique || sorts_columns(options);
+    }
+    static std::optional<ColumnLayout> columns_of(const PartSortOptions& options);
+    static KeySpec key_of(const PartSortOptions& options, const std::optional<ColumnLayout>& columns);
     static Budgets budgets_of(const PartSortOptions& options, bool& address_space_limited);
     static OutputShape shape_of(const PartSortOptions& options);
     PlanInput plan_input(const PartSortOptions& options) const;
@@ -117,14 +122,25 @@ private:
 
 // OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
 OutputShape PlannedSort::shape_of(const PartSortOptions& options) {
+    if (sorts_columns(options)) return column_output_shape(options);
     if (!options.output_region && !options.shared_runs) return output_shape(options.output, options.output_compression);
     if (options.output_compression.value_or(Compression::none) != Compression::none)
         throw std::invalid_argument("an output region is written uncompressed");
     return {false, io::parent_folder(options.output), Compression::none};
 }
 
-KeySpec PlannedSort::key_of(const PartSortOptions& options) {
-    const KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
+std::optional<ColumnLayout> PlannedSort::columns_of(const PartSortOptions& options) {
+    if (!sorts_columns(options)) return std::nullopt;
+    if (options.input_memory || options.output_region || options.shared_runs)
+        throw std::invalid_argument("columns are sorted from files into files");
+    if (options.verify && options.output.empty())
+        throw std::invalid_argument("--verify checks the sorted keys: give OUTPUT");
+    return column_layout(options, options.records ? options.records->record_size : key_width(options.order.type));
+}
+
+KeySpec PlannedSort::key_of(const PartSortOptions& options, const std::optional<ColumnLayout>& columns) {
+    KeySpec spec = options.records.value_or(whole_record_key(options.order.type, options.order.descending));
+    if (columns) spec.record_size = columns->record_size();  // the key record leads each joined record
     if (sorts_records(options)) spec.validate();
     return spec;
 }
@@ -180,11 +196,13 @@ Budgets PlannedSort::budgets_of(const PartSortOptions& options, bool& address_sp
 }
 
 PlannedSort::PlannedSort(const PartSortOptions& options)
-    : spec(key_of(options)),
+    : columns(columns_of(options)),
+      spec(key_of(options, columns)),
       records(sorts_records(options)),
       width(records ? spec.record_size : key_width(options.order.type)),
       budgets(budgets_of(options, address_space_limited)),
-      input({options.input, options.input_compression, width, options.verify && !options.unique, options.input_memory}),
+      input({options.input, options.input_compression, width, options.verify && !options.unique, options.input_memory,
+             columns, value_inputs(options)}),
       output(shape_of(options)) {
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
     // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
@@ -257,7 +275,8 @@ void PlannedSort::plan_input_output_io(const PartSortOptions& options, PlanInput
     what.output_io = options.output_io;
     if (options.input_io != IoMode::buffered) what.input_direct_possible = input.direct_io_possible();
     if (options.input_io == IoMode::automatic && what.input_direct_possible) what.input_resident_bytes = input.resident_bytes();
-    const bool output_file = !output.sequential && !output.folder.empty() && !options.output_region && !options.shared_runs;
+    const bool output_file = !output.sequential && !output.folder.empty() && !options.output_region && !options.shared_runs &&
+                             !columns;
     if (options.output_io != IoMode::buffered && output_file) what.output_direct_possible = io::direct_io_possible_in(output.folder);
     auto fall_back = [&](IoMode mode, bool possible, const std::string& which) {
         if (mode == IoMode::direct && !possible && options.notice)
@@ -390,6 +409,11 @@ void merge_keys_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::
         }
         MergeInto operator()(StreamOutput*) const {
             return merge_into::Stream{[&out = output](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
+                out.write(rank * sizeof(T), keys);
+            }};
+        }
+        MergeInto operator()(const ColumnFiles*) const {
+            return merge_into::Blocks{[&out = output](std::uint64_t, std::uint64_t rank, std::span<const std::byte> keys) {
                 out.write(rank * sizeof(T), keys);
             }};
         }
@@ -642,15 +666,25 @@ void report_planned(PartSortReport& report, const PlannedSort& planned) {
     report.plan = planned.plan;
     report.backend = planned.sorter->name();
     report.backend_reason = planned.backend_reason;
+    report.index_width = planned.columns ? planned.columns->index_width : 0;
     report.input_streamed = planned.input.streamed();
     report.output_streamed = planned.output.sequential;
 }
 
-// OUTPUT is INPUT itself (the same file, by any name): the sort replaces its input.
+// An OUTPUT is an INPUT itself (the same file, by any name; with columns, any output and any input):
+// the sort replaces its input.
 bool replaces_input(const PartSortOptions& options) {
-    io::FileId input_id, output_id;
-    return !options.output_region && !options.input_memory && options.input != "-" && options.output != "-" &&
-           io::file_id(options.input, input_id) && io::file_id(options.output, output_id) && input_id == output_id;
+    if (options.output_region || options.input_memory) return false;
+    std::vector<std::string> inputs = value_inputs(options), outputs = column_outputs(options);
+    inputs.push_back(options.input);
+    if (!sorts_columns(options)) outputs = {options.output};
+    for (const std::string& in : inputs)
+        for (const std::string& out : outputs) {
+            io::FileId input_id, output_id;
+            if (in != "-" && out != "-" && io::file_id(in, input_id) && io::file_id(out, output_id) && input_id == output_id)
+                return true;
+        }
+    return false;
 }
 
 // OUTPUT written as planned: with direct I/O where the plan says so, without a map under a limit on
@@ -688,8 +722,6 @@ void finish_output(OutputTarget& target, PlannedSort& planned, const PartSortOpt
 SortPlan plan_part(const PartSortOptions& options) { return PlannedSort(options).plan; }
 
 PartSortReport sort_part(const PartSortOptions& options) {
-    if (!options.values.empty() || options.index_output)
-        throw std::invalid_argument("values and an index output are not supported yet");
     const auto start = std::chrono::steady_clock::now();
     PartSortReport report;
     auto done = [&] {
@@ -714,7 +746,8 @@ PartSortReport sort_part(const PartSortOptions& options) {
     OutputTarget target({options.output, options.output_compression, options.compression_level,
                          plan.writer.compressing_threads, static_cast<std::size_t>(plan.writer.block_bytes),
                          plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
-                         options.progress, options.output_region});
+                         options.progress, options.output_region, output_columns(options, planned.columns),
+                         planned.columns ? planned.columns->record_size() : 0});
     set_up_target(target, planned, options);
     SortJob job{planned, &target, report, options.order, options.unique, options.progress};
     if (planned.input.streamed())

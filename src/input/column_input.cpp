@@ -1,0 +1,153 @@
+// Columns: their layout from the files' sizes, and joined records read out of their maps.
+#include "src/input/column_input.hpp"
+
+#include "gpusort/compression.hpp"
+#include "gpusort/errors.hpp"
+#include "io/io_error.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <tbb/parallel_for.h>
+
+namespace gpusort {
+
+std::size_t ColumnLayout::record_size() const {
+    return key_width + std::accumulate(value_widths.begin(), value_widths.end(), std::size_t{0}) + index_width;
+}
+
+std::size_t ColumnLayout::value_offset(std::size_t value) const {
+    return key_width + std::accumulate(value_widths.begin(), value_widths.begin() + static_cast<std::ptrdiff_t>(value),
+                                       std::size_t{0});
+}
+
+bool sorts_columns(const SortOptions& options) { return !options.values.empty() || options.index_output.has_value(); }
+
+namespace {
+
+// The size of `path`, a regular, uncompressed file (what columns are read from through maps).
+std::uint64_t column_file_size(const std::string& path, const char* what) {
+    if (path == "-" || compression_of(path) != Compression::none)
+        throw SortError(std::string(what) + " '" + path + "': columns are read from regular, uncompressed files");
+    const io::FileStatus status = io::File::open_read(path).status();
+    if (!status.regular)
+        throw SortError(std::string(what) + " '" + path + "': columns are read from regular, uncompressed files");
+    return status.size;
+}
+
+// The width of a value column of `bytes` bytes beside `records` keys.
+std::size_t value_width(const ValueColumn& value, std::uint64_t bytes, std::uint64_t records) {
+    const std::string name = "'" + value.input + "'";
+    if (value.width) {
+        if (*value.width == 0) throw std::invalid_argument("the width of the values in " + name + " must be at least 1");
+        if (bytes != records * *value.width)
+            throw SortError(name + " is " + std::to_string(bytes) + " bytes long, not " + std::to_string(records) +
+                            " records of " + std::to_string(*value.width) + " bytes (the keys' count)");
+        return *value.width;
+    }
+    if (records == 0) {
+        if (bytes != 0) throw SortError(name + " holds " + std::to_string(bytes) + " bytes of values for no keys");
+        return 1;  // nothing is read or written
+    }
+    if (bytes == 0 || bytes % records != 0)
+        throw SortError(name + " is " + std::to_string(bytes) + " bytes long, which is not a whole number of values for the " +
+                        std::to_string(records) + " keys (give the width as VALUES:OUTPUT:WIDTH where it is known)");
+    return static_cast<std::size_t>(bytes / records);
+}
+
+}  // namespace
+
+ColumnLayout column_layout(const SortOptions& options, std::size_t key_width) {
+    ColumnLayout layout;
+    layout.key_width = key_width;
+    const std::uint64_t key_bytes = column_file_size(options.input, "keys");
+    if (key_bytes % key_width != 0)
+        throw SortError("'" + options.input + "' is " + std::to_string(key_bytes) +
+                        " bytes long, which is not a multiple of the record size " + std::to_string(key_width));
+    layout.records = key_bytes / key_width;
+    for (const ValueColumn& value : options.values)
+        layout.value_widths.push_back(value_width(value, column_file_size(value.input, "values"), layout.records));
+    if (options.index_output) {
+        const bool narrow = options.index_type == IndexType::u32 ||
+                            (options.index_type == IndexType::automatic && layout.records <= (std::uint64_t{1} << 32));
+        if (narrow && layout.records > (std::uint64_t{1} << 32))
+            throw SortError("--index-type u32 cannot number the " + std::to_string(layout.records) + " records of '" +
+                            options.input + "': give u64");
+        layout.index_width = narrow ? 4 : 8;
+    }
+    return layout;
+}
+
+ColumnReader::ColumnReader(const std::vector<ColumnSource>& columns, std::uint64_t records) {
+    for (const ColumnSource& source : columns) {
+        Column column;
+        column.width = source.width;
+        column.offset = record_size_;
+        column.row_numbers = source.file == nullptr;
+        const std::uint64_t bytes = records * source.width;
+        if (source.file && bytes > 0) {
+            if (source.file->size() < bytes)
+                throw SortError("'" + source.file->path() + "' is shorter than its " + std::to_string(records) + " records");
+            column.map = std::make_unique<io::FileMapping>(*source.file, 0, bytes, io::FileMapping::Access::read);
+        }
+        record_size_ += source.width;
+        columns_.push_back(std::move(column));
+    }
+}
+
+namespace {
+
+// Copies `count` fields of `width` bytes from `from` (packed) to `to` (every `stride` bytes); the
+// widths most columns have are copied with a width known when compiled.
+template <std::size_t W>
+void scatter_fixed(const std::byte* from, std::byte* to, std::uint64_t count, std::size_t stride) {
+    for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * stride, from + i * W, W);
+}
+
+void scatter(const std::byte* from, std::size_t width, std::byte* to, std::uint64_t count, std::size_t stride) {
+    switch (width) {
+        case 1: return scatter_fixed<1>(from, to, count, stride);
+        case 2: return scatter_fixed<2>(from, to, count, stride);
+        case 4: return scatter_fixed<4>(from, to, count, stride);
+        case 8: return scatter_fixed<8>(from, to, count, stride);
+        case 16: return scatter_fixed<16>(from, to, count, stride);
+        default:
+            for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * stride, from + i * width, width);
+    }
+}
+
+// Rows per task of a read.
+constexpr std::uint64_t kRowsPerBlock = 32768;
+
+}  // namespace
+
+void ColumnReader::read_block(std::uint64_t first, std::uint64_t count, std::byte* out) const {
+    for (const Column& c : columns_) {
+        std::byte* to = out + c.offset;
+        if (c.row_numbers) {
+            for (std::uint64_t i = 0; i < count; ++i) {
+                const std::uint64_t row = first + i;
+                if (c.width == 4) {
+                    const auto narrow = static_cast<std::uint32_t>(row);
+                    std::memcpy(to + i * record_size_, &narrow, 4);
+                } else {
+                    std::memcpy(to + i * record_size_, &row, 8);
+                }
+            }
+        } else if (c.map) {
+            scatter(c.map->data() + first * c.width, c.width, to, count, record_size_);
+        }
+    }
+}
+
+void ColumnReader::read(std::uint64_t first, std::span<std::byte> out) const {
+    const std::uint64_t count = out.size() / record_size_;
+    const std::uint64_t blocks = (count + kRowsPerBlock - 1) / kRowsPerBlock;
+    tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
+        const std::uint64_t begin = b * kRowsPerBlock, n = std::min(kRowsPerBlock, count - begin);
+        read_block(first + begin, n, out.data() + begin * record_size_);
+    });
+}
+
+}  // namespace gpusort

@@ -1,0 +1,150 @@
+// Columns out: joined records split into their files, and the files committed together.
+#include "src/output/column_output.hpp"
+
+#include "io/output_set.hpp"
+#include "io/syscalls.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <tbb/parallel_for.h>
+
+namespace gpusort {
+
+namespace {
+
+// Rows per task of a split.
+constexpr std::uint64_t kRowsPerBlock = 32768;
+
+// f(first, count) for the blocks of `count` rows, on several threads.
+template <class F>
+void for_row_blocks(std::uint64_t count, F&& f) {
+    const std::uint64_t blocks = (count + kRowsPerBlock - 1) / kRowsPerBlock;
+    tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
+        const std::uint64_t first = b * kRowsPerBlock;
+        f(first, std::min(kRowsPerBlock, count - first));
+    });
+}
+
+template <std::size_t W>
+void gather_fixed(const std::byte* from, std::size_t stride, std::byte* to, std::uint64_t count) {
+    for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * W, from + i * stride, W);
+}
+
+// Copies `count` fields of `width` bytes, every `stride` bytes from `from`, packed into `to`.
+void gather(const std::byte* from, std::size_t stride, std::size_t width, std::byte* to, std::uint64_t count) {
+    switch (width) {
+        case 1: return gather_fixed<1>(from, stride, to, count);
+        case 2: return gather_fixed<2>(from, stride, to, count);
+        case 4: return gather_fixed<4>(from, stride, to, count);
+        case 8: return gather_fixed<8>(from, stride, to, count);
+        case 16: return gather_fixed<16>(from, stride, to, count);
+        default:
+            for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * width, from + i * stride, width);
+    }
+}
+
+}  // namespace
+
+void ColumnFiles::write(std::uint64_t offset, std::span<const std::byte> records) const {
+    const std::uint64_t first = offset / record_size_, count = records.size() / record_size_;
+    for (const Column& c : columns_) {
+        if (c.map) {
+            for_row_blocks(count, [&](std::uint64_t row, std::uint64_t n) {
+                gather(records.data() + row * record_size_ + c.offset, record_size_, c.width, c.map + (first + row) * c.width, n);
+            });
+        } else if (c.file) {
+            std::vector<std::byte> packed(count * c.width);
+            for_row_blocks(count, [&](std::uint64_t row, std::uint64_t n) {
+                gather(records.data() + row * record_size_ + c.offset, record_size_, c.width, packed.data() + row * c.width, n);
+            });
+            c.file->write_at(first * c.width, packed);
+        }
+    }
+}
+
+void ColumnFiles::read(std::uint64_t offset, std::span<std::byte> records) const {
+    const std::uint64_t first = offset / record_size_, count = records.size() / record_size_;
+    std::vector<std::byte> packed;
+    for (const Column& c : columns_) {
+        const std::byte* from = c.map ? c.map + first * c.width : nullptr;
+        if (!c.map && c.file) {
+            packed.resize(count * c.width);
+            c.file->read_at(first * c.width, packed);
+            from = packed.data();
+        }
+        for (std::uint64_t i = 0; i < count; ++i) {
+            std::byte* to = records.data() + i * record_size_ + c.offset;
+            if (from)
+                std::memcpy(to, from + i * c.width, c.width);
+            else
+                std::memset(to, 0, c.width);
+        }
+    }
+}
+
+ColumnOutput::ColumnOutput(std::vector<OutputColumn> columns, std::size_t record_size)
+    : columns_(std::move(columns)), record_size_(record_size) {
+    std::vector<std::string> paths;
+    for (const OutputColumn& c : columns_)
+        if (!c.path.empty()) paths.push_back(c.path);
+    io::check_distinct_outputs(paths);
+    for (const OutputColumn& c : columns_)
+        files_.push_back(c.path.empty() ? nullptr : std::make_unique<io::AtomicOutputFile>(c.path));
+}
+
+ColumnOutput::~ColumnOutput() = default;
+
+const ColumnFiles& ColumnOutput::open(std::uint64_t records, bool may_map) {
+    records_ = records;
+    std::vector<ColumnFiles::Column> columns;
+    maps_.clear();
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+        ColumnFiles::Column c{nullptr, nullptr, columns_[i].width, columns_[i].offset};
+        if (files_[i]) {
+            const io::File& file = files_[i]->file();
+            const std::uint64_t bytes = records * c.width;
+            // Through a map only on reserved space (no page can then meet a full disk).
+            if (bytes > 0 && file.allocate(bytes) && may_map) {
+                maps_.push_back(std::make_unique<io::FileMapping>(file, 0, bytes));
+                c.map = maps_.back()->data();
+            } else {
+                c.file = &file;
+            }
+        }
+        columns.push_back(c);
+    }
+    return destination_.emplace(std::move(columns), record_size_);
+}
+
+void ColumnOutput::finish(std::uint64_t records) {
+    destination_.reset();
+    maps_.clear();
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+        if (!files_[i]) continue;
+        const std::uint64_t bytes = records * columns_[i].width;
+        if (records < records_) files_[i]->file().truncate(bytes);
+        io::sys::corrupt_output_file(files_[i]->file().fd(), bytes);  // a test's fault hook
+    }
+    records_ = records;
+}
+
+const io::File* ColumnOutput::file(std::size_t column) const {
+    return files_[column] ? &files_[column]->file() : nullptr;
+}
+
+void ColumnOutput::commit(bool sync) {
+    std::vector<io::AtomicOutputFile*> files;
+    for (const auto& f : files_)
+        if (f) files.push_back(f.get());
+    io::commit_together(files, sync);
+}
+
+std::uint64_t ColumnOutput::bytes_out() const {
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < columns_.size(); ++i)
+        if (files_[i]) bytes += records_ * columns_[i].width;
+    return bytes;
+}
+
+}  // namespace gpusort
