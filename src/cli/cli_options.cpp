@@ -62,11 +62,22 @@ std::string merge_phases_json(const MergeTimes& m) {
 
 namespace {
 
+// --gather INDEX: instead of a sort, a saved permutation applied to a column (operands V OUT).
+void add_gather_option(po::options_description& visible) {
+    visible.add_options()
+        ("gather", po::value<std::string>()->value_name("INDEX"),
+         "apply the permutation INDEX (as --index-out wrote it) to a column: with operands V OUT, OUT's record i is "
+         "V's record INDEX[i], V's records being its size divided by INDEX's entries; INDEX must be a permutation of "
+         "V's record numbers. Its entries are u32 unless --index-type says otherwise (an INDEX written with "
+         "--index-type u64 for fewer than 2^32 records is read with --index-type u64)");
+}
+
 // The options of gpusort-file that --help lists, the key options first.
 po::options_description visible_options() {
     po::options_description visible(
         "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
         "  or:  gpusort-file [OPTIONS] KEYS [OUTPUT] --values V:OUT[:WIDTH]... [--index-out INDEX]\n"
+        "  or:  gpusort-file [OPTIONS] --gather INDEX [--index-type TYPE] V OUT\n"
         "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT. With --values\n"
         "and --index-out, value files are carried along with the keys and the permutation is written;\n"
         "OUTPUT (the sorted keys) may then be left out, and every output appears together or none does.\n"
@@ -103,6 +114,7 @@ po::options_description visible_options() {
         ("quiet,q", "print nothing but errors (no progress line)")
         ("stats", po::value<std::string>()->value_name("FILE"), "write a JSON report to FILE ('-' for stderr)")
         ("plan", "print what the sort will take (runs, passes, memory, disk, device) and exit without sorting; with --stats - as JSON");
+    add_gather_option(visible);
     add_help_and_version(visible);
     return visible;
 }
@@ -263,6 +275,23 @@ void read_reporting(const po::variables_map& vm, CliCommand& command) {
     if (vm.count("plan")) command.action = CliCommand::Action::plan;
 }
 
+// --gather INDEX with its operands V OUT, regular uncompressed files; the options of a sort's key,
+// columns and output are refused beside it (what --gather does not use is not silently dropped).
+void read_gather(const po::variables_map& vm, const std::vector<std::string>& words, CliCommand& command) {
+    if (!vm.count("gather")) return;
+    if (!vm["type"].defaulted()) throw std::invalid_argument("--gather excludes --type (a gather has no key)");
+    for (const char* name : {"key", "record-size", "format", "descending", "unique", "values", "index-out", "plan",
+                             "verify", "input-compression", "output-compression", "compression-level"})
+        if (vm.count(name) && !vm[name].defaulted())
+            throw std::invalid_argument(std::string("--gather excludes --") + name + " (see --help)");
+    if (words.size() != 2) throw std::invalid_argument("--gather INDEX: expected the operands V and OUT (see --help)");
+    command.gather_index = vm["gather"].as<std::string>();
+    for (const std::string& path : {*command.gather_index, words[0], words[1]})
+        if (path == "-" || compression_of(path) != Compression::none)
+            throw std::invalid_argument("--gather: '" + path + "': INDEX, V and OUT must be regular, uncompressed files "
+                                        "(not standard input or output, nor a compressed file's name)");
+}
+
 }  // namespace
 
 CliCommand parse_command_line(const std::vector<std::string>& args) {
@@ -280,6 +309,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         command.action = CliCommand::Action::version;
         return command;
     }
+    read_gather(vm, words, command);
     // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
     const KeyOptions key = parse_key_options(vm);
     SortOptions& sort = command.sort;

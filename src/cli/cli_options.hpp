@@ -14,6 +14,8 @@ struct CliCommand {
     enum class Action { sort, plan, help, version } action = Action::sort;
     SortOptions sort;
     std::optional<std::string> stats_path;  // --stats FILE ('-' = stderr; with --plan, stdout)
+    // --gather INDEX: apply that saved permutation to sort.input into sort.output instead of sorting.
+    std::optional<std::string> gather_index;
     // --progress / --quiet; neither: a progress line when stderr is a terminal.
     std::optional<bool> progress;
     bool quiet = false;

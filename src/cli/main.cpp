@@ -1,7 +1,7 @@
-// gpusort-file: the command-line program (or, with --plan, only the plan of the sort). Every
-// failure ends in one line on stderr that starts with "gpusort-file: " and a non-zero exit status
-// (2: bad command line, 1: failed sort); SIGINT, SIGTERM and SIGHUP end it by that signal, after
-// removing any named temp file.
+// gpusort-file: the command-line program (or, with --plan, only the plan of the sort; with --gather,
+// a saved permutation applied to a column instead of a sort). Every failure ends in one line on
+// stderr that starts with "gpusort-file: " and a non-zero exit status (2: bad command line, 1:
+// failed sort); SIGINT, SIGTERM and SIGHUP end it by that signal, after removing any named temp file.
 #include "io/file.hpp"
 #include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
         const StatsFileCheck stats_file(command.stats_path);
         SortReport report;
         try {
-            report = sort_file(command.sort);
+            report = command.gather_index ? gather_file(*command.gather_index, command.sort) : sort_file(command.sort);
         } catch (...) {
             stats_file.remove_if_made();
             throw;
