@@ -217,7 +217,7 @@ void gather_out_of_core(const GatherJob& job, SortReport& report) {
     const PartSortReport first = sort_part(argsort);
     PartSortOptions apply = sort_of(inverse.path(), first.index_width, options, tmp_dir);
     apply.values = {{options.input, options.output, job.shape.width}};
-    apply.sync = options.sync;
+    apply.sync = options.sync;  // OUT's sort only: the inverse is scratch, never worth a flush
     const PartSortReport second = sort_part(apply);
     report.plan = second.plan;
     report.backend = second.backend;
