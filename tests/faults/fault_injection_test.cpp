@@ -4,13 +4,17 @@
 // --sync, the same where the file system has no O_TMPFILE (played by the hook), stdin to stdout
 // through pipes, a .gz input to a .zst output with --verify, in place, file to file with the runs
 // spilled with direct I/O, and file to file with INPUT read and OUTPUT written with direct I/O, in
-// one chunk (under a budget that holds it) and with the runs spilled with direct I/O too.
+// one chunk (under a budget that holds it) and with the runs spilled with direct I/O too; and keys
+// with two value files and an index (columns: four outputs committed together, one of them there
+// before), file to file.
 // For each scenario a clean run logs every system-call site it reaches; then, for every site and
 // every fault that fits its call, one run makes that call fail once (at its first hit, its second,
 // its middle one and its last). An interrupted call or a short transfer must not matter: the sort succeeds with
 // the right bytes. Any other fault must end the sort by the failure contract: status 1, one line
 // "gpusort-file: " naming the file the failed call worked on and the cause, no new OUTPUT, an existing
-// OUTPUT as it was, the input as it was, and no file left in any folder involved.
+// OUTPUT as it was, the input as it was, and no file left in any folder involved. With columns, on
+// success every output right; on a failure none of the new outputs (none without the others), the
+// existing one as it was, every input as it was.
 #include "tests/cli_run.hpp"
 #include "tests/fault_hook_log.hpp"
 #include "tests/scratch_dir.hpp"
@@ -140,7 +144,35 @@ struct Data {
     std::string input;   // the keys as they come
     std::string sorted;  // the same keys in order
     std::string input_gz;
+    // The columns scenario: value files of 4 and 3 bytes a record, and what its outputs hold: the
+    // values in the keys' stable order, and that order as record numbers (u32).
+    std::string values4, values3;
+    std::string sorted_values4, sorted_values3, index;
 };
+
+// The records of `column` (`width` bytes each) in the order of `order`.
+std::string gathered(const std::string& column, std::size_t width, const std::vector<std::uint32_t>& order) {
+    std::string out;
+    out.reserve(order.size() * width);
+    for (const std::uint32_t i : order) out.append(column, std::size_t{i} * width, width);
+    return out;
+}
+
+// Value columns of the keys, and their outputs by the keys' stable order.
+void add_columns(const std::vector<std::uint64_t>& keys, Data& made) {
+    std::mt19937_64 random(20261128);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::uint64_t bits = random();
+        made.values4.append(reinterpret_cast<const char*>(&bits), 4);
+        made.values3.append(reinterpret_cast<const char*>(&bits) + 4, 3);
+    }
+    std::vector<std::uint32_t> order(keys.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+    made.sorted_values4 = gathered(made.values4, 4, order);
+    made.sorted_values3 = gathered(made.values3, 3, order);
+    made.index.assign(reinterpret_cast<const char*>(order.data()), order.size() * 4);
+}
 
 const Data& data() {
     static const Data d = [] {
@@ -149,6 +181,7 @@ const Data& data() {
         for (auto& key : keys) key = random() >> (random() % 40);  // many magnitudes, some equal keys
         Data made;
         made.input = as_bytes(keys);
+        add_columns(keys, made);
         std::sort(keys.begin(), keys.end());
         made.sorted = as_bytes(keys);
         made.input_gz = gzip_bytes(made.input);
@@ -160,7 +193,7 @@ const Data& data() {
 // ---------------------------------------------------------------------------------------------
 // Scenarios and one run of each.
 
-enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place, direct_spill, direct_files, direct_all };
+enum class Scenario { file_to_file, no_tmpfile, streams, compressed, in_place, direct_spill, direct_files, direct_all, columns };
 
 const char* name_of(Scenario scenario) {
     switch (scenario) {
@@ -172,6 +205,7 @@ const char* name_of(Scenario scenario) {
     case Scenario::direct_spill: return "file to file, runs spilled with direct I/O";
     case Scenario::direct_files: return "file to file in one chunk, INPUT and OUTPUT with direct I/O";
     case Scenario::direct_all: return "file to file, INPUT, OUTPUT and spilled runs with direct I/O";
+    case Scenario::columns: return "keys with two value files and an index, file to file, several runs and merge passes";
     }
     return "";
 }
@@ -199,6 +233,8 @@ std::set<std::string> required_ops(Scenario scenario) {
     case Scenario::direct_spill: return {"open", "pread", "pwrite", "fallocate", "mmap", "linkat", "close"};
     case Scenario::direct_files:
     case Scenario::direct_all: return {"open", "pread", "pwrite", "fallocate", "fchmod", "linkat", "close"};
+    case Scenario::columns:  // three new outputs linked into place, one that was there renamed over it
+        return {"open", "pread", "pwrite", "fallocate", "mmap", "fchmod", "linkat", "rename", "close"};
     }
     return {};
 }
@@ -237,6 +273,16 @@ public:
             input_ = in_ + "/keys.bin";
             output_ = input_;
             break;
+        case Scenario::columns:
+            input_ = in_ + "/keys.bin";
+            output_ = out_ + "/sorted.bin";
+            columns_ = {{in_ + "/values4.bin", out_ + "/values4.sorted", &data().values4, &data().sorted_values4},
+                        {in_ + "/values3.bin", out_ + "/values3.sorted", &data().values3, &data().sorted_values3}};
+            index_ = out_ + "/index.bin";
+            for (const Column& column : columns_) write_text(column.input, *column.values);
+            write_text(columns_[1].output, "the column OUTPUT that was there before\n");
+            column_output_before_ = read_text(columns_[1].output);
+            break;
         }
         if (!input_.empty()) write_text(input_, scenario == Scenario::compressed ? data().input_gz : data().input);
         for (const std::string& folder : {in_, out_, tmp_}) before_[folder] = entries_of(folder);
@@ -259,6 +305,8 @@ public:
         if (output_direct(scenario_)) args.insert(args.end(), {"--output-io", "direct"});
         args.push_back(input_.empty() ? "-" : input_);
         args.push_back(output_.empty() ? "-" : output_);
+        for (const Column& column : columns_) args.insert(args.end(), {"--values", column.input + ":" + column.output});
+        if (!index_.empty()) args.insert(args.end(), {"--index-out", index_});
         return args;
     }
 
@@ -289,9 +337,20 @@ public:
             return names;
         }
         if (!input_.empty() && path == input_) return {{"INPUT", input_}};
+        for (const Column& column : columns_)
+            if (path == column.input) return {{"INPUT", column.input}};
         if (path == tmp_ || folder == tmp_) return {{"tmp", tmp_}};
-        if (path == out_ || folder == out_) return {{"OUTPUT", output_}};
+        if (path == out_ || folder == out_) return output_names();
         return {{"?", "(unexpected target " + target + ")"}};
+    }
+
+    // Every output: OUTPUT, and with columns each column's output and the index (a nameless file in
+    // their folder may be any of them).
+    std::vector<Named> output_names() const {
+        std::vector<Named> names = {{"OUTPUT", output_}};
+        for (const Column& column : columns_) names.push_back({"OUTPUT", column.output});
+        if (!index_.empty()) names.push_back({"OUTPUT", index_});
+        return names;
     }
 
     // A successful run: the sorted keys at OUTPUT (or on stdout), nothing else left anywhere.
@@ -311,10 +370,25 @@ public:
         if (scenario_ != Scenario::in_place && !input_.empty()) {
             EXPECT_TRUE(read_text(input_) == input_before_) << "the input changed";
         }
+        expect_columns_sorted();
         for (const auto& [folder, names] : before_) {
             std::set<std::string> expected = names;
-            if (!output_.empty() && folder == out_) expected.insert(fs::path(output_).filename());
+            if (folder == out_)
+                for (const Named& output : output_names())
+                    if (!output.name.empty()) expected.insert(fs::path(output.name).filename());
             EXPECT_EQ(entries_of(folder), expected) << "entries of " << folder;
+        }
+    }
+
+    // With columns: each column's output and the index by the keys' stable order, the value files
+    // as they were.
+    void expect_columns_sorted() const {
+        for (const Column& column : columns_) {
+            EXPECT_TRUE(read_text(column.output) == *column.sorted) << column.output << " is not its values sorted";
+            EXPECT_TRUE(read_text(column.input) == *column.values) << "the value file " << column.input << " changed";
+        }
+        if (!index_.empty()) {
+            EXPECT_TRUE(read_text(index_) == data().index) << "the index is not the keys' stable order";
         }
     }
 
@@ -330,14 +404,41 @@ public:
         if (!input_.empty()) {
             EXPECT_TRUE(read_text(input_) == input_before_) << "the input changed";
         }
+        expect_columns_as_they_were();
+    }
+
+    // With columns: no new column output or index (none without the others), the one there before
+    // as it was, the value files as they were.
+    void expect_columns_as_they_were() const {
+        for (std::size_t i = 0; i < columns_.size(); ++i) {
+            const Column& column = columns_[i];
+            if (i == 1)
+                EXPECT_TRUE(read_text(column.output) == column_output_before_) << "the existing column OUTPUT changed";
+            else
+                EXPECT_FALSE(fs::exists(fs::symlink_status(column.output))) << "a new column OUTPUT: " << column.output;
+            EXPECT_TRUE(read_text(column.input) == *column.values) << "the value file " << column.input << " changed";
+        }
+        if (!index_.empty()) {
+            EXPECT_FALSE(fs::exists(fs::symlink_status(index_))) << "a new index: " << index_;
+        }
     }
 
     bool streams() const { return scenario_ == Scenario::streams; }
 
 private:
+    // A value file of the columns scenario, its output, and their bytes (the data's).
+    struct Column {
+        std::string input, output;
+        const std::string* values;
+        const std::string* sorted;
+    };
+
     Scenario scenario_;
     ScratchDir dir_;
     std::string in_, out_, tmp_, input_, output_;
+    std::vector<Column> columns_;     // the columns scenario's; the second one's output is there before
+    std::string index_;
+    std::string column_output_before_;
     std::map<std::string, std::set<std::string>> before_;
     std::optional<std::string> output_before_;
     std::string input_before_;
@@ -534,6 +635,7 @@ struct SweepTally {
     // What the faults hit of the direct I/O: "pread INPUT", "pwrite OUTPUT", "open INPUT" (the
     // descriptor opened again for it), ...
     std::set<std::string> direct_hit;
+    std::set<std::string> inputs_hit;  // the inputs that a fault's call worked on, by their names in their folder
 };
 
 // A run that must fail: status 1, one error line with the fault's cause naming one of the files the
@@ -583,6 +685,7 @@ void run_with_fault(Scenario scenario, const ScratchDir& logs, const std::vector
     const bool on_direct = site.function.find("File::read_direct") != std::string::npos ||
                            site.function.find("File::write_direct") != std::string::npos;
     if (on_direct && names.size() == 1) tally.direct_hit.insert(site.op + " " + names.front().role);
+    if (names.size() == 1 && names.front().role == "INPUT") tally.inputs_hit.insert(fs::path(names.front().name).filename());
     if (must_not_matter(kind) || survivable(site.function, site.op)) {
         work.expect_sorted(r);
         ++tally.survived;
@@ -613,6 +716,11 @@ void expect_work_arounds_and_direct_hits(Scenario scenario, const SweepTally& ta
     if (spill_direct(scenario)) direct_expected.insert({"open tmp", "pwrite tmp", "pread tmp"});
     for (const std::string& hit : direct_expected)
         EXPECT_TRUE(tally.direct_hit.count(hit)) << "no fault was injected into a direct " << hit;
+    // With columns, faults on the reading of each value file too, not only of the keys.
+    if (scenario == Scenario::columns) {
+        EXPECT_EQ(tally.inputs_hit.size(), 3u) << "faults were injected into the reading of only "
+                                               << tally.inputs_hit.size() << " of KEYS and the two value files";
+    }
 }
 
 // The sweep of one scenario: a clean run finds the sites, then each fault of each site (but those
@@ -652,5 +760,6 @@ TEST(FaultInjection, InPlace) { sweep(Scenario::in_place); }
 TEST(FaultInjection, FileToFileSpilledWithDirectIo) { sweep(Scenario::direct_spill); }
 TEST(FaultInjection, DirectInputAndOutputInOneChunk) { sweep(Scenario::direct_files); }
 TEST(FaultInjection, DirectInputOutputAndSpill) { sweep(Scenario::direct_all); }
+TEST(FaultInjection, KeysWithTwoValueFilesAndAnIndex) { sweep(Scenario::columns); }
 
 }  // namespace
