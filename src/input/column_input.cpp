@@ -28,7 +28,8 @@ namespace {
 
 // The size of `path`, a regular, uncompressed file (what columns are read from through maps).
 std::uint64_t column_file_size(const std::string& path, const char* what) {
-    if (path == "-" || compression_of(path) != Compression::none)
+    // A pipe is refused before it is opened: opening one waits for its writer.
+    if (path == "-" || compression_of(path) != Compression::none || io::is_device(path))
         throw SortError(std::string(what) + " '" + path + "': columns are read from regular, uncompressed files");
     const io::FileStatus status = io::File::open_read(path).status();
     if (!status.regular)

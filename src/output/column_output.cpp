@@ -83,6 +83,13 @@ void ColumnFiles::read(std::uint64_t offset, std::span<std::byte> records) const
     }
 }
 
+std::vector<std::span<std::byte>> ColumnFiles::maps() const {
+    std::vector<std::span<std::byte>> maps;
+    for (const Column& c : columns_)
+        if (c.map) maps.emplace_back(c.map, records_ * c.width);
+    return maps;
+}
+
 ColumnOutput::ColumnOutput(std::vector<OutputColumn> columns, std::size_t record_size)
     : columns_(std::move(columns)), record_size_(record_size) {
     std::vector<std::string> paths;
@@ -114,7 +121,7 @@ const ColumnFiles& ColumnOutput::open(std::uint64_t records, bool may_map) {
         }
         columns.push_back(c);
     }
-    return destination_.emplace(std::move(columns), record_size_);
+    return destination_.emplace(std::move(columns), record_size_, records);
 }
 
 void ColumnOutput::finish(std::uint64_t records) {

@@ -34,17 +34,20 @@ public:
         std::size_t width = 0;
         std::size_t offset = 0;
     };
-    ColumnFiles(std::vector<Column> columns, std::size_t record_size)
-        : columns_(std::move(columns)), record_size_(record_size) {}
+    ColumnFiles(std::vector<Column> columns, std::size_t record_size, std::uint64_t records)
+        : columns_(std::move(columns)), record_size_(record_size), records_(records) {}
     // Joined records from record offset / record_size() on, into their columns.
     void write(std::uint64_t offset, std::span<const std::byte> records) const;
     // Joined records back from the columns (a dropped column's bytes read as zeros).
     void read(std::uint64_t offset, std::span<std::byte> records) const;
     std::size_t record_size() const { return record_size_; }
+    // The maps of the columns written through one (their whole reserved size).
+    std::vector<std::span<std::byte>> maps() const;
 
 private:
     std::vector<Column> columns_;
     std::size_t record_size_;
+    std::uint64_t records_;
 };
 
 class ColumnOutput {

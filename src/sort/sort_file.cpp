@@ -53,18 +53,19 @@ namespace {
 class OutputPrefault {
 public:
     OutputPrefault(const SortOutput& output, const SortPlan& plan, unsigned workers, MergePhase* fault = nullptr) {
-        const auto* map = std::get_if<MappedFile>(&output.destination());
-        if (!map || !plan.device || workers == 0) return;
-        const MappedFile mapping = *map;
+        if (!plan.device || workers == 0) return;
+        // The output's map, or the maps of its columns, in blocks.
+        constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
+        for (const std::span<std::byte> map : output_maps(output))
+            for (std::uint64_t at = 0; at < map.size(); at += kBlock)
+                blocks_.push_back(map.subspan(at, std::min(kBlock, map.size() - at)));
+        if (blocks_.empty()) return;
         start_ = std::chrono::steady_clock::now();
         fault_ = fault;
         for (unsigned w = 0; w < workers; ++w)
-            group_.run([this, mapping] {
-                constexpr std::uint64_t kBlock = std::uint64_t{64} << 20;
-                for (std::uint64_t b = next_++; b * kBlock < mapping.size && !stop_; b = next_++) {
-                    const std::uint64_t length = std::min(kBlock, mapping.size - b * kBlock);
-                    if (io::populate_for_writing(mapping.data + b * kBlock, length)) done_ += length;
-                }
+            group_.run([this] {
+                for (std::size_t b = next_++; b < blocks_.size() && !stop_; b = next_++)
+                    if (io::populate_for_writing(blocks_[b].data(), blocks_[b].size())) done_ += blocks_[b].size();
                 const auto end = std::chrono::steady_clock::now();
                 std::lock_guard lock(mutex_);
                 end_ = std::max(end_, end);
@@ -80,8 +81,15 @@ public:
     OutputPrefault& operator=(const OutputPrefault&) = delete;
 
 private:
+    static std::vector<std::span<std::byte>> output_maps(const SortOutput& output) {
+        if (const auto* map = std::get_if<MappedFile>(&output.destination())) return {{map->data, map->size}};
+        if (const auto* columns = std::get_if<const ColumnFiles*>(&output.destination())) return (*columns)->maps();
+        return {};
+    }
+
+    std::vector<std::span<std::byte>> blocks_;
     tbb::task_group group_;
-    std::atomic<std::uint64_t> next_{0};
+    std::atomic<std::size_t> next_{0};
     std::atomic<bool> stop_{false};
     std::atomic<std::uint64_t> done_{0};  // bytes faulted in
     std::mutex mutex_;
