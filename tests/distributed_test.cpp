@@ -833,6 +833,27 @@ TEST(Distributed, HelpIsGpusortMpisOwnAndOffersNoStreamOrCompressedFile) {
     EXPECT_GE(examples, 3) << r.out;
 }
 
+// Columns (--values, --index-out, --gather) are gpusort-file's alone for now: gpusort-mpi refuses
+// them in one line, as a bad command line, and writes nothing.
+TEST(Distributed, ColumnsAreRefusedInOneLine) {
+    ScratchDir dir;
+    gen({"--count", "1000", "--seed", "3", dir / "in"});
+    gen({"--count", "1000", "--seed", "4", dir / "v"});
+    const std::vector<std::vector<std::string>> asks = {
+        {dir / "in", dir / "out", "--values", dir / "v" + ":" + dir / "vo"},
+        {dir / "in", dir / "out", "--index-out", dir / "i"},
+        {"--gather", dir / "in", dir / "v", dir / "vo"}};
+    for (const std::vector<std::string>& ask : asks) {
+        std::vector<std::string> args = {"--oversubscribe", "-n", "2", GPUSORT_MPI_BIN};
+        args.insert(args.end(), ask.begin(), ask.end());
+        const Result r = run(GPUSORT_MPIEXEC, args, allow_mpirun);
+        EXPECT_EQ(r.status(), 2) << ask[2] << ": " << r.err;
+        EXPECT_NE(r.err.find("gpusort-mpi: --values, --index-out and --gather are not supported by gpusort-mpi yet"),
+                  std::string::npos) << r.err;
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "v"})) << ask[2];
+    }
+}
+
 // On the GPU (skipped where none can be used): every rank sorts its part on GPU rank mod the GPUs of
 // its host (3 ranks on 2 GPUs share one; on one GPU all share it and, without --device-memory, its
 // memory), in one chunk and in many under a small --device-memory (merged on the device): the same

@@ -98,6 +98,11 @@ struct SortPlan {
     std::uint64_t records = 0;           // the input's records (0 when the size is not known)
     std::size_t record_size = 0;         // bytes per input record
     std::size_t entry_bytes = 0;         // bytes per run entry (key, or key words and record)
+    // Columns (SortOptions::values, index_output): a record joins the key's bytes, each value's and
+    // the index's (0 where there is none); empty value_bytes and no index: no columns.
+    std::size_t key_bytes = 0;
+    std::vector<std::size_t> value_bytes;
+    std::size_t index_bytes = 0;
     bool output_streamed = false;
 
     // Chunks and runs.

@@ -186,6 +186,9 @@ CliCommand parse_mpi_command_line(std::vector<std::string> args, DistributedOpti
         throw;
     }
     if (command.action == CliCommand::Action::plan) throw std::invalid_argument("--plan is not taken by gpusort-mpi");
+    if (!command.sort.values.empty() || command.sort.index_output || command.gather_index)
+        throw std::invalid_argument("--values, --index-out and --gather are not supported by gpusort-mpi yet: "
+                                    "sort columns with gpusort-file");
     return command;
 }
 

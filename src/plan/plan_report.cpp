@@ -67,6 +67,12 @@ void input_and_budgets_text(std::ostream& out, const SortPlan& p) {
                          : "a stream of records of " + count_text(p.record_size, "byte", "bytes") +
                                ", its size known only at its end")
         << "\n";
+    if (!p.value_bytes.empty() || p.index_bytes > 0) {
+        out << "columns:      each record joins the key's " << count_text(p.key_bytes, "byte", "bytes");
+        for (const std::size_t bytes : p.value_bytes) out << ", a value's " << count_text(bytes, "byte", "bytes");
+        if (p.index_bytes > 0) out << " and the index's " << p.index_bytes;
+        out << "; the outputs are split out of them\n";
+    }
     out << "files:        INPUT " << (p.size_known ? io_text(p.input_direct, p.direct_io_piece) : "read in order") << ", OUTPUT "
         << (p.output_streamed ? "written in order" : io_text(p.output_direct, p.direct_io_piece)) << "\n";
     out << "budgets:      host memory " << size_text(p.memory_bytes) << ", " << count_text(p.threads, "thread", "threads")
@@ -179,6 +185,9 @@ std::string plan_json(const SortPlan& p, int indent) {
         << pad << "\"size_known\": " << flag(p.size_known) << ", \"records\": " << p.records
         << ", \"record_size\": " << p.record_size << ", \"entry_bytes\": " << p.entry_bytes
         << ", \"output_streamed\": " << flag(p.output_streamed) << ",\n"
+        << pad << "\"key_bytes\": " << p.key_bytes << ", \"value_bytes\": [";
+    for (std::size_t i = 0; i < p.value_bytes.size(); ++i) out << (i > 0 ? ", " : "") << p.value_bytes[i];
+    out << "], \"index_bytes\": " << p.index_bytes << ",\n"
         << pad << "\"one_chunk\": " << flag(p.one_chunk) << ", \"one_chunk_records\": " << p.one_chunk_records
         << ", \"run_records\": " << p.run_records << ", \"runs\": " << p.runs << ",\n"
         << pad << "\"chunk_memory\": {\"host\": " << p.chunk_memory.host_bytes << ", \"device\": " << p.chunk_memory.device_bytes

@@ -246,6 +246,11 @@ PlannedSort::PlannedSort(const PartSortOptions& options)
         plan = plan_sort(what, budgets, capacity);
     }
     if (plan.input_direct) input.use_direct_io(static_cast<std::size_t>(plan.direct_io_piece));
+    if (columns) {
+        plan.key_bytes = columns->key_width;
+        plan.value_bytes = columns->value_widths;
+        plan.index_bytes = columns->index_width;
+    }
 }
 
 // What is sorted, as the plan sees it.
