@@ -324,6 +324,19 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     return command;
 }
 
+namespace {
+
+// --values as JSON: [{"input": ..., "output": ...}, ...].
+std::string values_json(const std::vector<ValueColumn>& values) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        out += std::string(i > 0 ? ", " : "") + "{\"input\": " + json_string(values[i].input) +
+               ", \"output\": " + json_string(values[i].output) + "}";
+    return out + "]";
+}
+
+}  // namespace
+
 std::string stats_json(const SortOptions& options, const SortReport& report) {
     const auto& p = report.plan;
     const double seconds = report.seconds > 0 ? report.seconds : 1e-9;
@@ -338,6 +351,9 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
         << "  \"output\": " << json_string(options.output) << ",\n"
         << "  \"input_compression\": " << compression(options.input_compression, options.input) << ",\n"
         << "  \"output_compression\": " << compression(options.output_compression, options.output) << ",\n"
+        << "  \"values\": " << values_json(options.values) << ",\n"
+        << "  \"index_output\": " << (options.index_output ? json_string(*options.index_output) : "null")
+        << ", \"index_width\": " << report.index_width << ",\n"
         << "  \"input_streamed\": " << flag(report.input_streamed) << ",\n"
         << "  \"output_streamed\": " << flag(report.output_streamed) << ",\n"
         << "  \"type\": " << json_string(options.records ? "records" : std::string(key_type_name(options.order.type))) << ",\n"
