@@ -77,7 +77,7 @@ SortReport sort_columns_and_compare(const Bytes& keys, std::size_t key_width, co
     if (outputs.keys) options.output = outputs.in_place ? dir / "keys" : dir / "out";
     if (outputs.keys && !outputs.in_place) expected_entries.insert("out");
     for (std::size_t i = 0; i < values.size(); ++i) {
-        const std::string name = "v" + std::to_string(i);
+        const std::string name = std::string("v").append(std::to_string(i));
         write_bytes(dir / name, values[i].data);
         ValueColumn column{dir / name, outputs.in_place ? dir / name : dir / (name + ".out"), std::nullopt};
         if (values[i].width_given) column.width = values[i].width;
@@ -279,6 +279,17 @@ TEST(Columns, InPlace) {
         }
 }
 
+// Two dozen value files of widths 1 to 24 at once, as hundreds of runs.
+TEST(Columns, TwoDozenColumnsAsManyRuns) {
+    const std::vector<std::uint64_t> keys = keys_with_ties<std::uint64_t>(6000, 400, 55);
+    std::vector<std::size_t> widths(24);
+    for (std::size_t i = 0; i < widths.size(); ++i) widths[i] = i + 1;
+    const SortReport report = sort_columns_and_compare(bytes_of(keys), 8, columns_of_widths(keys.size(), widths, 56),
+                                                       reference_key_index(keys, false, false), {}, cpu_options(30, 7),
+                                                       "24 columns");
+    EXPECT_EQ(report.runs, 200u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // gather_file: a permutation applied to another column.
 
@@ -389,6 +400,36 @@ TEST(ColumnsGather, RefusesAnIndexThatIsNotAPermutation) {
         }
 }
 
+// An index that does not hold whole entries, and a column whose size its entries do not divide:
+// refused with a gpusort::Error naming the file, no OUT.
+TEST(ColumnsGather, RefusesFilesOfTheWrongSize) {
+    std::vector<std::uint64_t> index(1000);
+    for (std::size_t i = 0; i < index.size(); ++i) index[i] = (i * 7) % index.size();
+    for (const bool ragged_index : {true, false}) {
+        SCOPED_TRACE(ragged_index ? "an index of 4002 bytes" : "a column of 8001 bytes");
+        ScratchDir dir, tmp;
+        Bytes index_file = index_bytes(index, 4);
+        if (ragged_index) index_file.resize(index_file.size() + 2);
+        write_bytes(dir / "index", index_file);
+        write_bytes(dir / "column", random_column(ragged_index ? 1000 : 8001, ragged_index ? 8 : 1, 83));
+        const std::set<std::string> before = dir.entries();
+        SortOptions options;
+        options.backend = Backend::cpu;
+        options.input = dir / "column";
+        options.output = dir / "out";
+        options.tmp_dir = tmp.path();
+        options.index_type = IndexType::u32;
+        try {
+            gather_file(dir / "index", options);
+            ADD_FAILURE() << "not refused";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(dir / (ragged_index ? "index" : "column")), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(dir.entries(), before);
+        EXPECT_TRUE(tmp.entries().empty()) << "temp files left";
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Refusals.
 
@@ -462,6 +503,10 @@ TEST(ColumnsRefused, ValueFilesOfTheWrongSize) {
     PartSortOptions short_column = c.options;
     short_column.values[0].width = 16;
     expect_refused(short_column, dir, dir / "v8", "a width too large for the size");
+    write_bytes(dir / "ragged-keys", random_column(RefusalCase::n * 8 + 3, 1, 96));
+    PartSortOptions ragged_keys = c.options;
+    ragged_keys.input = dir / "ragged-keys";
+    expect_refused(ragged_keys, dir, dir / "ragged-keys", "KEYS of no whole number of records");
 }
 
 // Two outputs that are the same file, by the same name or by another.
