@@ -272,4 +272,9 @@ TEST(ColumnsCli, RefusesColumnFilesThatDoNotFit) {
     expect_refused(c, {keys, out, "--values", dir / "missing:" + o8}, dir / "missing", kFailed);
     expect_refused(c, {keys, out, "--values", v3 + ":" + o8, "--index-out", o8}, o8, kFailed);
     expect_refused(c, {keys, out, "--values", v3 + ":" + out}, out, kFailed);
+    // An output that cannot be written: none of the others appears either.
+    expect_refused(c, {keys, out, "--values", v3 + ":" + o8, "--index-out", dir / "missing/index"}, dir / "missing/index",
+                   kFailed);
+    expect_refused(c, {keys, out, "--values", v3 + ":/proc/gpusort-column", "--index-out", dir / "index"},
+                   "/proc/gpusort-column", kFailed);
 }
