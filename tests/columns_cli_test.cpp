@@ -17,6 +17,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace gpusort;
@@ -258,6 +259,17 @@ TEST(ColumnsCli, RefusesStreamsAndCompressedNames) {
     expect_refused(c, {keys, out, "--values", v8 + ":" + o8 + ".gz"}, o8 + ".gz", kFailed);
     expect_refused(c, {keys, dir / "out.zst", "--index-out", dir / "index"}, dir / "out.zst", kFailed);
     expect_refused(c, {keys, out, "--index-out", dir / "index.xz"}, dir / "index.xz", kFailed);
+}
+
+// A FIFO as a value file or as KEYS: refused (status 1) without waiting for a writer, which opening
+// it for reading would do.
+TEST(ColumnsCli, RefusesFifosWithoutWaitingForAWriter) {
+    ScratchDir dir;
+    const CliColumns c({"--type", "u64"}, 1000, dir);
+    write_text(dir / "out", "the OUT that was there before");
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    expect_refused(c, {dir / "keys", dir / "out", "--values", dir / "fifo:" + dir / "o8"}, dir / "fifo", kFailed);
+    expect_refused(c, {dir / "fifo", "--index-out", dir / "index"}, dir / "fifo", kFailed);
 }
 
 // Files that cannot be sorted so: status 1.
