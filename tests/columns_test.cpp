@@ -290,6 +290,30 @@ TEST(Columns, TwoDozenColumnsAsManyRuns) {
     EXPECT_EQ(report.runs, 200u);
 }
 
+// KEYS carried as a value column of its own while it is sorted in place: the column's output is
+// the sorted keys too, though KEYS is replaced by the same sort.
+TEST(Columns, KeysAsTheirOwnColumnSortedInPlace) {
+    const std::vector<std::uint64_t> keys = keys_with_ties<std::uint64_t>(40000, 3000, 57);
+    for (const std::optional<std::uint64_t> run_records : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{200}}) {
+        SCOPED_TRACE(run_records ? "many runs" : "in memory");
+        ScratchDir dir, tmp;
+        write_bytes(dir / "keys", bytes_of(keys));
+        PartSortOptions options = cpu_options(run_records, 8);
+        options.input = options.output = dir / "keys";
+        options.values = {{dir / "keys", dir / "copy", std::nullopt}};
+        options.index_output = dir / "index";
+        options.tmp_dir = tmp.path();
+        sort_part(options);
+        const std::vector<std::uint64_t> index = reference_key_index(keys, false, false);
+        const Bytes sorted = reference_gather(bytes_of(keys), 8, index);
+        EXPECT_EQ(difference(read_bytes(dir / "keys"), sorted, 8), "") << "KEYS";
+        EXPECT_EQ(difference(read_bytes(dir / "copy"), sorted, 8), "") << "the column of KEYS";
+        EXPECT_EQ(difference(read_bytes(dir / "index"), index_bytes(index, 4), 4), "") << "INDEX";
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"keys", "copy", "index"}));
+        EXPECT_TRUE(tmp.entries().empty()) << "temp files left";
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // gather_file: a permutation applied to another column.
 
@@ -364,6 +388,30 @@ TEST(ColumnsGather, OutOfCore) {
         options.index_type = type;
         const SortReport report = gather_and_compare(dir, dir / "index", column, width, index, options, "out of core");
         EXPECT_GT(report.runs, 1u) << "16 MiB gathered in memory under a budget of 1 MiB";
+        EXPECT_TRUE(tmp.entries().empty()) << "temp files left";
+    }
+}
+
+// A column gathered in place (OUT is V), in memory and out of core.
+TEST(ColumnsGather, InPlace) {
+    const std::size_t n = 100000, width = 40;
+    std::vector<std::uint64_t> index(n);
+    for (std::size_t i = 0; i < n; ++i) index[i] = i;
+    std::shuffle(index.begin(), index.end(), std::mt19937_64(74));
+    const Bytes column = random_column(n, width, 75);
+    for (const bool out_of_core : {false, true}) {
+        SCOPED_TRACE(out_of_core ? "out of core" : "in memory");
+        ScratchDir dir, tmp;
+        write_bytes(dir / "index", index_bytes(index, 4));
+        write_bytes(dir / "column", column);
+        SortOptions options;
+        options.backend = Backend::cpu;
+        options.input = options.output = dir / "column";
+        options.tmp_dir = tmp.path();
+        if (out_of_core) options.memory_bytes = kMinMemoryBudget;
+        gather_file(dir / "index", options);
+        EXPECT_EQ(difference(read_bytes(dir / "column"), reference_gather(column, width, index), width), "");
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"index", "column"}));
         EXPECT_TRUE(tmp.entries().empty()) << "temp files left";
     }
 }
