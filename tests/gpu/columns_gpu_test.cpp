@@ -2,8 +2,8 @@
 // the GPU and on the CPU give the same bytes in every output, and those of the reference built here
 // (reference_columns.hpp: the record numbers stably sorted by the tests' own comparison, each file
 // gathered in that order). u64 keys with values of 8 and 3 bytes, records with a key spec of two
-// fields, unique, and many runs under a small device budget. Skips where no GPU can be used (fails
-// instead under GPUSORT_REQUIRE_GPU=1).
+// fields, unique, and many runs under a small device budget; and gather_file out of core on the
+// GPU. Skips where no GPU can be used (fails instead under GPUSORT_REQUIRE_GPU=1).
 #include "tests/gpu_skip.hpp"
 #include "tests/record_sort_cases.hpp"
 #include "tests/reference_columns.hpp"
@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <set>
@@ -155,4 +156,35 @@ TEST(ColumnsGpu, ManyRunsUnderASmallDeviceBudget) {
     const SortReport report =
         expect_gpu_matches_cpu(with_values(records, 13, reference_record_index(records, spec, false)), options, "records, many runs");
     EXPECT_GE(report.runs, 25u);
+}
+
+// gather_file out of core on the GPU (the column larger than the host budget: two sorts with
+// columns, on the device): the column in the order of the index.
+TEST(ColumnsGpu, GatherOutOfCore) {
+    SKIP_WITHOUT_GPU();
+    const std::size_t n = 2'000'000, width = 24;
+    std::vector<std::uint64_t> index(n);
+    for (std::size_t i = 0; i < n; ++i) index[i] = i;
+    std::shuffle(index.begin(), index.end(), std::mt19937_64(8));
+    const Bytes column = random_column(n, width, 9);
+    for (const IndexType type : {IndexType::u32, IndexType::u64}) {
+        ScratchDir dir, tmp;
+        write_bytes(dir / "index", index_bytes(index, type == IndexType::u64 ? 8 : 4));
+        write_bytes(dir / "column", column);
+        SortOptions options;
+        options.backend = Backend::gpu;
+        options.input = dir / "column";
+        options.output = dir / "gathered";
+        options.tmp_dir = tmp.path();
+        options.index_type = type;
+        options.memory_bytes = std::uint64_t{16} << 20;
+        options.device_memory_bytes = std::uint64_t{64} << 20;
+        const SortReport report = gather_file(dir / "index", options);
+        EXPECT_NE(report.backend, "cpu");
+        EXPECT_GT(report.runs, 1u) << "48 MB gathered in memory under a budget of 16 MiB";
+        EXPECT_TRUE(read_bytes(dir / "gathered") == reference_gather(column, width, index))
+            << "not the column in the order of the index";
+        EXPECT_EQ(dir.entries(), (std::set<std::string>{"index", "column", "gathered"}));
+        EXPECT_TRUE(tmp.entries().empty()) << "temp files left";
+    }
 }
