@@ -14,6 +14,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -289,4 +293,45 @@ TEST(ColumnsCli, RefusesColumnFilesThatDoNotFit) {
                    kFailed);
     expect_refused(c, {keys, out, "--values", v3 + ":/proc/gpusort-column", "--index-out", dir / "index"},
                    "/proc/gpusort-column", kFailed);
+}
+
+// KEYS or a value file that grows, shrinks or is rewritten while it is sorted (the sort held stopped
+// with a run open in --tmp-dir): the sort fails in one line naming it, status 1, as a plain sort's
+// INPUT does (docs/guarantees.md), with no output and no temp file; not by a signal where a map of
+// the file that shrank is read past its new end.
+TEST(ColumnsCli, AColumnThatChangesWhileSortedFailsNamingIt) {
+    struct Change {
+        const char* what;
+        std::function<void(const std::string&)> apply;
+    };
+    const std::vector<Change> changes = {
+        {"appended to", [](const std::string& path) { std::ofstream(path, std::ios::app) << std::string(1 << 20, 'a'); }},
+        {"cut to 1 MiB", [](const std::string& path) { std::filesystem::resize_file(path, 1 << 20); }},
+        {"emptied", [](const std::string& path) { std::filesystem::resize_file(path, 0); }},
+        {"overwritten in place", [](const std::string& path) {
+             std::fstream(path, std::ios::in | std::ios::out | std::ios::binary) << std::string(1 << 20, 'z');
+         }},
+    };
+    for (const char* changed : {"v8", "keys"})
+        for (const Change& change : changes) {
+            SCOPED_TRACE(std::string(changed) + " " + change.what);
+            ScratchDir dir, tmp;
+            const CliColumns c({"--type", "u64"}, 1'000'000, dir, 31);
+            // An hour old: a rewrite gives it a modification time of its own however coarse the clock.
+            const auto written = std::filesystem::last_write_time(dir / changed);
+            std::filesystem::last_write_time(dir / changed, written - std::chrono::hours(1));
+            ChildProcess child(GPUSORT_FILE_BIN, {"--backend", "cpu", "--memory", "1M", "--threads", "1", "--tmp-dir",
+                                                  tmp.path(), dir / "keys", dir / "out", "--values", dir / "v8:" + dir / "o8",
+                                                  "--index-out", dir / "index"});
+            const bool stopped = stop_when(child, [&] { return has_file_open_in(child.pid(), tmp.path()); });
+            if (stopped) {
+                change.apply(dir / changed);
+                ::kill(child.pid(), SIGCONT);
+            }
+            const Result r = child.wait(kHangBound);
+            ASSERT_TRUE(stopped) << "the sort was never seen with a run open; it " << r.how_it_ended() << ": " << r.err;
+            expect_one_error_line(r, dir / changed);
+            EXPECT_EQ(dir.entries(), (std::set<std::string>{"keys", "v8", "v3"}));
+            EXPECT_TRUE(tmp.entries().empty()) << "temp files left";
+        }
 }

@@ -597,3 +597,17 @@ TEST(ColumnsRefused, CompressedNames) {
     out.output = dir / "out.gz";
     expect_refused(out, dir, dir / "out.gz", "a compressed OUT");
 }
+
+// Value files whose records are together wider than a record may be (1 MiB with the key and the
+// index): refused, naming a value file.
+TEST(ColumnsRefused, ValuesTooWideTogether) {
+    ScratchDir dir;
+    write_bytes(dir / "keys", bytes_of(std::vector<std::uint64_t>{3, 1, 2, 0}));
+    write_bytes(dir / "wide", random_column(4, 600 * 1024, 95));
+    write_text(dir / "out", "the OUT that was there before");
+    PartSortOptions options = cpu_options();
+    options.input = dir / "keys";
+    options.output = dir / "out";
+    options.values = {{dir / "wide", dir / "wide.out", std::nullopt}, {dir / "wide", dir / "wide2.out", std::nullopt}};
+    expect_refused(options, dir, dir / "wide", "two columns of 600 KiB", Thrown::error_or_invalid_argument);
+}

@@ -3,6 +3,7 @@
 
 #include "gpusort/compression.hpp"
 #include "gpusort/errors.hpp"
+#include "gpusort/key_spec.hpp"
 #include "io/io_error.hpp"
 
 #include <algorithm>
@@ -77,6 +78,13 @@ ColumnLayout column_layout(const SortOptions& options, std::size_t key_width) {
                             options.input + "': give u64");
         layout.index_width = narrow ? 4 : 8;
     }
+    if (layout.record_size() > kMaxRecordSize) {
+        std::string values;
+        for (const ValueColumn& value : options.values) values += ", '" + value.input + "'";
+        throw SortError("a record of '" + options.input + "'" + values + (layout.index_width ? " and the index" : "") +
+                        " together takes " + std::to_string(layout.record_size()) + " bytes: at most " +
+                        std::to_string(kMaxRecordSize) + " (1 MiB) are supported");
+    }
     return layout;
 }
 
@@ -86,12 +94,9 @@ ColumnReader::ColumnReader(const std::vector<ColumnSource>& columns, std::uint64
         column.width = source.width;
         column.offset = record_size_;
         column.row_numbers = source.file == nullptr;
-        const std::uint64_t bytes = records * source.width;
-        if (source.file && bytes > 0) {
-            if (source.file->size() < bytes)
-                throw SortError("'" + source.file->path() + "' is shorter than its " + std::to_string(records) + " records");
-            column.map = std::make_unique<io::FileMapping>(*source.file, 0, bytes, io::FileMapping::Access::read);
-        }
+        column.file = source.file;
+        if (source.file && source.file->size() < records * source.width)
+            throw SortError("'" + source.file->path() + "' is shorter than its " + std::to_string(records) + " records");
         record_size_ += source.width;
         columns_.push_back(std::move(column));
     }
@@ -124,6 +129,7 @@ constexpr std::uint64_t kRowsPerBlock = 32768;
 }  // namespace
 
 void ColumnReader::read_block(std::uint64_t first, std::uint64_t count, std::byte* out) const {
+    thread_local std::vector<std::byte> packed;
     for (const Column& c : columns_) {
         std::byte* to = out + c.offset;
         if (c.row_numbers) {
@@ -136,8 +142,10 @@ void ColumnReader::read_block(std::uint64_t first, std::uint64_t count, std::byt
                     std::memcpy(to + i * record_size_, &row, 8);
                 }
             }
-        } else if (c.map) {
-            scatter(c.map->data() + first * c.width, c.width, to, count, record_size_);
+        } else {
+            packed.resize(count * c.width);
+            c.file->read_at(first * c.width, packed);
+            scatter(packed.data(), c.width, to, count, record_size_);
         }
     }
 }

@@ -1,13 +1,13 @@
 // Columns: a sort of keys with values carried along (SortOptions::values, index_output) sorts one
 // joined record per row: the key record, then each value's record, then the row's number (the index
 // column, 4 or 8 bytes, native-endian), packed. ColumnLayout says where each column lies in a joined
-// record; ColumnReader reads joined records out of the column files (read-only maps), interleaving
-// them, and also reads back a sort's column outputs for --verify.
+// record; ColumnReader reads joined records out of the column files (positional reads, so that a
+// file cut short while it is read is an error, not a fault), interleaving them, and also reads back
+// a sort's column outputs for --verify.
 #pragma once
 
 #include "gpusort/sort_file.hpp"
 #include "io/file.hpp"
-#include "io/file_mapping.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +46,7 @@ struct ColumnSource {
 
 class ColumnReader {
 public:
-    // Maps each file (read only); every file must hold `records` records of its width.
+    // Every file must hold `records` records of its width.
     ColumnReader(const std::vector<ColumnSource>& columns, std::uint64_t records);
     ColumnReader(const ColumnReader&) = delete;
     ColumnReader& operator=(const ColumnReader&) = delete;
@@ -56,7 +56,7 @@ public:
 
 private:
     struct Column {
-        std::unique_ptr<io::FileMapping> map;  // null: the row numbers (or an empty file)
+        const io::File* file = nullptr;  // null: the row numbers
         bool row_numbers = false;
         std::size_t width = 0;
         std::size_t offset = 0;  // in a joined record
