@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -186,4 +187,48 @@ TEST_F(SortProgress, InPlaceFlushesTheOutputToDiskBeforeItReplacesTheInput) {
     write_keys(dir / "data", keys);
     PartSortOptions options = options_for("data", "data");
     EXPECT_EQ(sort(options, 0).phases, "reading sorting writing flushing flushing done");
+}
+
+// ProgressCounters::cancel() stops a sort at its next count or phase, whichever phase it is in:
+// gpusort::Interrupted, and nothing left (no OUTPUT, an existing one unchanged, no temp file), as
+// any failed sort. Cancelled as each phase of a one-chunk sort and of a many-run, many-pass sort
+// ends (from the phase listener, so at a point the test chooses: the next phase then stops), for
+// keys and for columns (keys with values and an index).
+TEST_F(SortProgress, ACancelledSortStopsInAnyPhaseAndLeavesNothing) {
+    write_keys(dir / "in", keys);
+    write_keys(dir / "values", keys);
+    write_keys(dir / "out", std::vector<std::uint64_t>{7, 8, 9});
+    const std::vector<std::pair<bool, ProgressPhase>> ends = {
+        {true, ProgressPhase::starting}, {true, ProgressPhase::reading}, {true, ProgressPhase::sorting},
+        {true, ProgressPhase::writing},  {false, ProgressPhase::sorting}, {false, ProgressPhase::merging},
+        {false, ProgressPhase::writing}};
+    for (const bool columns : {false, true}) {
+        for (const auto& [one_chunk, at] : ends) {
+            const std::string what = std::string(columns ? "columns, " : "") + (one_chunk ? "one chunk" : "runs") +
+                                     ", cancelled as " + progress_phase_name(at) + " ends";
+            PartSortOptions options = options_for("in", "out");
+            if (!one_chunk) {
+                options.memory_bytes = kMinMemoryBudget;
+                options.max_fan_in = 2;
+            }
+            if (columns) {
+                options.values = {{dir / "values", dir / "values.out", std::nullopt}};
+                options.index_output = dir / "index";
+            }
+            ProgressCounters counters;
+            counters.set_phase_listener([&counters, at](const ProgressCounters::Snapshot& ended) {
+                if (ended.phase == at) counters.cancel();
+            });
+            options.progress = &counters;
+            try {
+                sort_part(options);
+                ADD_FAILURE() << what << ": the sort ended";
+            } catch (const Interrupted& e) {
+                EXPECT_NE(std::string(e.what()).find("interrupted"), std::string::npos) << what;
+            }
+            EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "values", "out"})) << what;
+            EXPECT_TRUE(same_bytes(read_keys<std::uint64_t>(dir / "out"), std::vector<std::uint64_t>{7, 8, 9})) << what;
+            EXPECT_TRUE(tmp.entries().empty()) << what;
+        }
+    }
 }

@@ -37,4 +37,10 @@ public:
     using Error::Error;
 };
 
+// The sort was stopped by its caller (ProgressCounters::cancel()).
+class Interrupted : public Error {
+public:
+    using Error::Error;
+};
+
 }  // namespace gpusort

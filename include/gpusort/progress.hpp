@@ -32,6 +32,16 @@ public:
     void start_phase(ProgressPhase phase, std::uint64_t total_bytes, Counting counting = Counting::bytes);
     void add(std::uint64_t bytes);
 
+    // Asks the sort that updates these counters to stop, from any thread: its next count or phase
+    // (but the last, `done`) throws gpusort::Interrupted, and it ends as a failed sort ends: no
+    // output, existing outputs unchanged, no temp files. A sort that has put its output in place
+    // already is not undone. Work that gives no count (the sort of one chunk on the device) ends
+    // before it stops.
+    void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+    bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+    // Throws gpusort::Interrupted where cancel() was called (the sort asks before its output goes in place).
+    void stop_if_cancelled() const;
+
     struct Snapshot {
         ProgressPhase phase = ProgressPhase::starting;
         std::uint64_t done = 0;
@@ -55,6 +65,7 @@ private:
     std::atomic<bool> counted_{true};
     std::atomic<std::int64_t> phase_start_ns_;
     std::atomic<std::uint64_t> phase_number_{0};
+    std::atomic<bool> cancelled_{false};
     std::function<void(const Snapshot&)> listener_;
 };
 

@@ -1,6 +1,8 @@
 // ProgressCounters: the phase of a sort and its bytes done, as relaxed atomics.
 #include "gpusort/progress.hpp"
 
+#include "gpusort/errors.hpp"
+
 #include <chrono>
 
 namespace gpusort {
@@ -28,7 +30,14 @@ std::int64_t ProgressCounters::now_ns() {
         .count();
 }
 
+namespace {
+
+[[noreturn]] void stop() { throw Interrupted("interrupted: the sort was cancelled"); }
+
+}  // namespace
+
 void ProgressCounters::start_phase(ProgressPhase phase, std::uint64_t total_bytes, Counting counting) {
+    if (phase != ProgressPhase::done && cancelled()) stop();
     if (listener_) listener_(snapshot());
     done_.store(0, std::memory_order_relaxed);
     total_.store(total_bytes, std::memory_order_relaxed);
@@ -38,7 +47,14 @@ void ProgressCounters::start_phase(ProgressPhase phase, std::uint64_t total_byte
     phase_number_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ProgressCounters::add(std::uint64_t bytes) { done_.fetch_add(bytes, std::memory_order_relaxed); }
+void ProgressCounters::stop_if_cancelled() const {
+    if (cancelled()) stop();
+}
+
+void ProgressCounters::add(std::uint64_t bytes) {
+    if (cancelled()) stop();
+    done_.fetch_add(bytes, std::memory_order_relaxed);
+}
 
 ProgressCounters::Snapshot ProgressCounters::snapshot() const {
     Snapshot s;

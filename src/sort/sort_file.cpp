@@ -726,6 +726,7 @@ void finish_output(OutputTarget& target, PlannedSort& planned, const PartSortOpt
     }
     if (options.progress && (options.sync || replaces))
         options.progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
+    if (options.progress) options.progress->stop_if_cancelled();  // the last moment it can stop
     target.commit(options.sync || replaces);
     report.output_stored_bytes = target.bytes_out();
 }
