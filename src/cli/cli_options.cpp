@@ -162,6 +162,12 @@ void read_operands(const std::vector<std::string>& words, SortOptions& sort) {
     if (words.size() > 1) sort.output = words[1];
 }
 
+// --verify checks the sorted keys, which columns without OUTPUT do not write.
+void check_verify_has_output(const SortOptions& sort) {
+    if (sort.verify && sort.output.empty() && (!sort.values.empty() || sort.index_output))
+        throw std::invalid_argument("--verify checks the sorted keys: give OUTPUT");
+}
+
 // One --values V:OUT[:WIDTH].
 ValueColumn value_column(const std::string& text) {
     const auto bad = [&](const std::string& why) {
@@ -320,6 +326,7 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
     sort.unique = vm.count("unique") > 0;
     read_budgets(vm, sort);
     read_file_options(vm, sort);
+    check_verify_has_output(sort);
     read_reporting(vm, command);
     return command;
 }

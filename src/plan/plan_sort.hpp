@@ -64,6 +64,7 @@ struct PlanInput {
     Compression output_compression = Compression::none;
     int compression_level = -1;            // -1: the format's default
     std::string output_name;               // OUTPUT, for the disk needs' messages
+    std::size_t output_record_bytes = 0;  // bytes written per record, where not record_size (columns)
     std::string output_folder;             // a regular OUTPUT's folder; empty for a stream
     std::string tmp_dir;                   // where runs are spilled
     IoMode spill_io = IoMode::automatic;

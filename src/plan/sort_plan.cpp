@@ -443,7 +443,8 @@ void plan_merge(SortPlan& plan, const PlanInput& input, const ChunkCapacity& cap
 void plan_disk(SortPlan& plan, const PlanInput& input) {
     if (!plan.size_known) return;
     if (!input.output_streamed && !input.output_folder.empty())
-        plan.disk.push_back({input.output_folder, plan.records * input.record_size, "the output '" + input.output_name + "'"});
+        plan.disk.push_back({input.output_folder, plan.records * (input.output_record_bytes ? input.output_record_bytes : input.record_size),
+                             "the output '" + input.output_name + "'"});
     if (!plan.one_chunk && !plan.runs_kept_in_memory)
         plan.disk.push_back({input.tmp_dir, plan.records * input.entry_bytes * (plan.merge_passes > 1 ? 2 : 1), "sorted runs"});
 }

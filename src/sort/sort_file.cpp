@@ -264,7 +264,9 @@ PlanInput PlannedSort::plan_input(const PartSortOptions& options) const {
     what.output_streamed = output.sequential;
     what.output_compression = output.compression;
     what.compression_level = options.compression_level;
-    what.output_name = options.output;
+    what.output_name = columns ? column_outputs(options).front() : options.output;
+    if (columns)  // the keys' bytes are not written where OUTPUT is left out
+        what.output_record_bytes = columns->record_size() - (options.output.empty() ? columns->key_width : 0);
     what.output_folder = output.folder;
     what.tmp_dir = tmp_dir;
     what.spill_io = options.spill_io;
