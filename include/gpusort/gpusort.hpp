@@ -4,4 +4,5 @@
 #pragma once
 
 #include "gpusort/sort_file.hpp"
+#include "gpusort/sort_memory.hpp"
 #include "gpusort/version.hpp"

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace gpusort {
 
@@ -43,6 +44,20 @@ constexpr KeyKind key_kind(KeyType type) {
     case KeyType::f32:
     case KeyType::f64: return KeyKind::floating;
     default: return KeyKind::unsigned_int;
+    }
+}
+
+// The KeyType of a C++ arithmetic type of 1 to 8 bytes (float and double: f32, f64).
+template <class T>
+constexpr KeyType key_type_of() {
+    static_assert(std::is_arithmetic_v<T> && sizeof(T) <= 8 && !std::is_same_v<T, bool>, "a key is an integer or float of 1 to 8 bytes");
+    if constexpr (std::is_floating_point_v<T>) {
+        static_assert(sizeof(T) == 4 || sizeof(T) == 8, "floats are f32 or f64");
+        return sizeof(T) == 4 ? KeyType::f32 : KeyType::f64;
+    } else if constexpr (std::is_signed_v<T>) {
+        return sizeof(T) == 1 ? KeyType::i8 : sizeof(T) == 2 ? KeyType::i16 : sizeof(T) == 4 ? KeyType::i32 : KeyType::i64;
+    } else {
+        return sizeof(T) == 1 ? KeyType::u8 : sizeof(T) == 2 ? KeyType::u16 : sizeof(T) == 4 ? KeyType::u32 : KeyType::u64;
     }
 }
 
