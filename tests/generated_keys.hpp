@@ -3,6 +3,7 @@
 // the expected outputs come from the references (reference_order.hpp).
 #pragma once
 
+#include "gpusort/key_type.hpp"
 #include "tools/gen/data_generator.hpp"
 
 #include <algorithm>
@@ -24,15 +25,6 @@ struct KeyData {
 
 inline std::string key_data_name(const KeyData& data) {
     return std::string(gen::distribution_name(data.distribution)) + (data.special ? " with special values" : "");
-}
-
-// The key type whose C++ type is T.
-template <class T>
-constexpr KeyType key_type_of() {
-    if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? KeyType::f32 : KeyType::f64;
-    else if constexpr (std::is_signed_v<T>)
-        return sizeof(T) == 1 ? KeyType::i8 : sizeof(T) == 2 ? KeyType::i16 : sizeof(T) == 4 ? KeyType::i32 : KeyType::i64;
-    else return sizeof(T) == 1 ? KeyType::u8 : sizeof(T) == 2 ? KeyType::u16 : sizeof(T) == 4 ? KeyType::u32 : KeyType::u64;
 }
 
 // What the typed sort tests sort keys of type T in: uniform, sorted, reversed, all equal and few

@@ -61,15 +61,22 @@ std::size_t value_width(const ValueColumn& value, std::uint64_t bytes, std::uint
 }  // namespace
 
 ColumnLayout column_layout(const SortOptions& options, std::size_t key_width) {
+    const std::uint64_t key_bytes = column_file_size(options.input, "keys");
+    std::vector<std::uint64_t> value_bytes;
+    for (const ValueColumn& value : options.values) value_bytes.push_back(column_file_size(value.input, "values"));
+    return column_layout(options, key_width, key_bytes, value_bytes);
+}
+
+ColumnLayout column_layout(const SortOptions& options, std::size_t key_width, std::uint64_t key_bytes,
+                           const std::vector<std::uint64_t>& value_bytes) {
     ColumnLayout layout;
     layout.key_width = key_width;
-    const std::uint64_t key_bytes = column_file_size(options.input, "keys");
     if (key_bytes % key_width != 0)
         throw SortError("'" + options.input + "' is " + std::to_string(key_bytes) +
                         " bytes long, which is not a multiple of the record size " + std::to_string(key_width));
     layout.records = key_bytes / key_width;
-    for (const ValueColumn& value : options.values)
-        layout.value_widths.push_back(value_width(value, column_file_size(value.input, "values"), layout.records));
+    for (std::size_t i = 0; i < options.values.size(); ++i)
+        layout.value_widths.push_back(value_width(options.values[i], value_bytes[i], layout.records));
     if (options.index_output) {
         const bool narrow = options.index_type == IndexType::u32 ||
                             (options.index_type == IndexType::automatic && layout.records <= (std::uint64_t{1} << 32));
@@ -93,8 +100,9 @@ ColumnReader::ColumnReader(const std::vector<ColumnSource>& columns, std::uint64
         Column column;
         column.width = source.width;
         column.offset = record_size_;
-        column.row_numbers = source.file == nullptr;
         column.file = source.file;
+        column.memory = source.memory;
+        column.row_numbers = !source.file && !source.memory;
         if (source.file && source.file->size() < records * source.width)
             throw SortError("'" + source.file->path() + "' is shorter than its " + std::to_string(records) + " records");
         record_size_ += source.width;
@@ -142,6 +150,8 @@ void ColumnReader::read_block(std::uint64_t first, std::uint64_t count, std::byt
                     std::memcpy(to + i * record_size_, &row, 8);
                 }
             }
+        } else if (c.memory) {
+            scatter(c.memory + first * c.width, c.width, to, count, record_size_);
         } else {
             packed.resize(count * c.width);
             c.file->read_at(first * c.width, packed);

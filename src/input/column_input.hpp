@@ -37,11 +37,16 @@ bool sorts_columns(const SortOptions& options);
 // options.index_type. Throws SortError where a file is not a regular, uncompressed file or a size
 // does not fit, naming the file.
 ColumnLayout column_layout(const SortOptions& options, std::size_t key_width);
+// The same from the sizes of the columns, wherever they lie (in memory: sort_memory()).
+ColumnLayout column_layout(const SortOptions& options, std::size_t key_width, std::uint64_t key_bytes,
+                           const std::vector<std::uint64_t>& value_bytes);
 
-// One column to read: an open file of `width`-byte records, or (file null) the row numbers.
+// One column to read: an open file of `width`-byte records, the records in memory, or (neither)
+// the row numbers.
 struct ColumnSource {
     const io::File* file = nullptr;
     std::size_t width = 0;
+    const std::byte* memory = nullptr;
 };
 
 class ColumnReader {
@@ -56,7 +61,8 @@ public:
 
 private:
     struct Column {
-        const io::File* file = nullptr;  // null: the row numbers
+        const io::File* file = nullptr;      // ... or
+        const std::byte* memory = nullptr;   // ... or neither: the row numbers
         bool row_numbers = false;
         std::size_t width = 0;
         std::size_t offset = 0;  // in a joined record

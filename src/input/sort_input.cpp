@@ -16,12 +16,12 @@ SortInput::SortInput(const InputOptions& options)
       record_size_(options.record_size),
       memory_(options.memory),
       keep_checksum_(options.checksum) {
-    if (memory_) {
-        size_ = memory_->size();
-        return;
-    }
     if (options.columns) {
         open_columns(options);
+        return;
+    }
+    if (memory_) {
+        size_ = memory_->size();
         return;
     }
     compression_ = options.compression.value_or(compression_of(options.path));
@@ -40,10 +40,17 @@ SortInput::SortInput(const InputOptions& options)
 
 void SortInput::open_columns(const InputOptions& options) {
     const ColumnLayout& layout = *options.columns;
-    file_ = io::File::open_read(options.path);
-    for (const std::string& path : options.values) value_files_.push_back(io::File::open_read(path));
-    std::vector<ColumnSource> sources = {{&file_, layout.key_width}};
-    for (std::size_t i = 0; i < value_files_.size(); ++i) sources.push_back({&value_files_[i], layout.value_widths[i]});
+    std::vector<ColumnSource> sources;
+    if (memory_) {
+        sources.push_back({nullptr, layout.key_width, memory_->data()});
+        for (std::size_t i = 0; i < options.value_memory.size(); ++i)
+            sources.push_back({nullptr, layout.value_widths[i], options.value_memory[i].data()});
+    } else {
+        file_ = io::File::open_read(options.path);
+        for (const std::string& path : options.values) value_files_.push_back(io::File::open_read(path));
+        sources.push_back({&file_, layout.key_width});
+        for (std::size_t i = 0; i < value_files_.size(); ++i) sources.push_back({&value_files_[i], layout.value_widths[i]});
+    }
     if (layout.index_width > 0) sources.push_back({nullptr, layout.index_width});
     for (const ColumnSource& source : sources)
         if (source.file) {
@@ -74,10 +81,10 @@ bool SortInput::use_direct_io(std::size_t piece) {
 }
 
 void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
-    if (memory_)
-        io::copy_parallel(bytes.data(), memory_->subspan(static_cast<std::size_t>(offset), bytes.size()));
-    else if (columns_)
+    if (columns_)
         columns_->read(offset / record_size_, bytes);
+    else if (memory_)
+        io::copy_parallel(bytes.data(), memory_->subspan(static_cast<std::size_t>(offset), bytes.size()));
     else
         io::read_parallel(file_, offset, bytes);
     add_to_checksum(bytes);

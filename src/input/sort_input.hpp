@@ -35,6 +35,8 @@ struct InputOptions {
     // out (record_size is then the layout's).
     std::optional<ColumnLayout> columns;
     std::vector<std::string> values;
+    // ... or, with `memory` (the keys), the values in memory.
+    std::vector<std::span<const std::byte>> value_memory;
 };
 
 class SortInput {

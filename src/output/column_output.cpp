@@ -94,10 +94,12 @@ ColumnOutput::ColumnOutput(std::vector<OutputColumn> columns, std::size_t record
     : columns_(std::move(columns)), record_size_(record_size) {
     std::vector<std::string> paths;
     for (const OutputColumn& c : columns_)
-        if (!c.path.empty()) paths.push_back(c.path);
+        if (c.memory.empty() && !c.path.empty()) paths.push_back(c.path);
     io::check_distinct_outputs(paths);
-    for (const OutputColumn& c : columns_)
-        files_.push_back(c.path.empty() ? nullptr : std::make_unique<io::AtomicOutputFile>(c.path));
+    for (const OutputColumn& c : columns_) {
+        const bool file = c.memory.empty() && !c.path.empty();
+        files_.push_back(file ? std::make_unique<io::AtomicOutputFile>(c.path) : nullptr);
+    }
 }
 
 ColumnOutput::~ColumnOutput() = default;
@@ -108,7 +110,10 @@ const ColumnFiles& ColumnOutput::open(std::uint64_t records, bool may_map) {
     maps_.clear();
     for (std::size_t i = 0; i < columns_.size(); ++i) {
         ColumnFiles::Column c{nullptr, nullptr, columns_[i].width, columns_[i].offset};
-        if (files_[i]) {
+        if (!columns_[i].memory.empty()) {
+            if (columns_[i].memory.size() < records * c.width) throw std::logic_error("a column's memory is too small");
+            c.map = columns_[i].memory.data();
+        } else if (files_[i]) {
             const io::File& file = files_[i]->file();
             const std::uint64_t bytes = records * c.width;
             // Through a map only on reserved space (no page can then meet a full disk).
@@ -144,13 +149,13 @@ void ColumnOutput::commit(bool sync) {
     std::vector<io::AtomicOutputFile*> files;
     for (const auto& f : files_)
         if (f) files.push_back(f.get());
-    io::commit_together(files, sync);
+    if (!files.empty()) io::commit_together(files, sync);
 }
 
 std::uint64_t ColumnOutput::bytes_out() const {
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < columns_.size(); ++i)
-        if (files_[i]) bytes += records_ * columns_[i].width;
+        if (files_[i] || !columns_[i].memory.empty()) bytes += records_ * columns_[i].width;
     return bytes;
 }
 

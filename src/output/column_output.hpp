@@ -18,11 +18,13 @@
 
 namespace gpusort {
 
-// One column of the joined records: `width` bytes at `offset` of each, into `path` (empty: dropped).
+// One column of the joined records: `width` bytes at `offset` of each, into `path`, or into
+// `memory` (sort_memory()); neither: dropped.
 struct OutputColumn {
     std::string path;
     std::size_t width = 0;
     std::size_t offset = 0;
+    std::span<std::byte> memory = {};
 };
 
 // The destination the sorting code writes joined records through (SortOutput).
@@ -52,7 +54,7 @@ private:
 
 class ColumnOutput {
 public:
-    // Creates the hidden files of the columns that have a path (refusing two that are the same file).
+    // Creates the hidden files of the columns written to files (refusing two that are the same file).
     ColumnOutput(std::vector<OutputColumn> columns, std::size_t record_size);
     ~ColumnOutput();
     // Reserves (and maps where it can) the space of `records` joined records.

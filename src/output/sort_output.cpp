@@ -67,6 +67,10 @@ OutputTarget::OutputTarget(const OutputOptions& options)
         columns_ = std::make_unique<ColumnOutput>(options.columns, options.column_record_size);
         return;
     }
+    if (options.memory) {
+        memory_ = options.memory;
+        return;
+    }
     compression_ = options.region ? Compression::none : options.compression.value_or(compression_of(options.path));
     int fd = -1;
     if (options.region) {
@@ -104,6 +108,10 @@ const SortOutput& OutputTarget::open(std::uint64_t bytes) {
     reserved_ = bytes;
     if (stream_) return output_.emplace(stream_.get(), progress_);
     if (columns_) return output_.emplace(&columns_->open(bytes / columns_->record_size(), may_map_), progress_);
+    if (memory_) {
+        if (bytes > memory_->size()) throw std::logic_error("the output's memory is too small");
+        return output_.emplace(MappedFile{memory_->data(), bytes}, progress_);
+    }
     if (direct_piece_ > 0 && atomic_ && bytes > 0 && atomic_->file().use_direct_io(direct_piece_)) {
         atomic_->file().allocate(bytes);
         return output_.emplace(PositionalFile{&atomic_->file(), 0}, progress_);
@@ -125,6 +133,10 @@ void OutputTarget::finish(std::uint64_t bytes) {
     if (columns_) {
         output_.reset();
         columns_->finish(bytes / columns_->record_size());
+        return;
+    }
+    if (memory_) {
+        output_.reset();
         return;
     }
     if (writer_) {

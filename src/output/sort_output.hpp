@@ -120,6 +120,8 @@ struct OutputOptions {
     // then names the first in messages), committed together.
     std::vector<OutputColumn> columns;
     std::size_t column_record_size = 0;
+    // ... or the records into this memory (sort_memory()): nothing is created or renamed.
+    std::optional<std::span<std::byte>> memory;
 };
 
 // What OUTPUT is, found without opening or creating anything (OutputTarget opens it the same way):
@@ -151,7 +153,7 @@ public:
     bool sequential() const { return writer_ != nullptr; }
     // A stream or device that is written in place, not through a file renamed into place (nor a
     // region of a file).
-    bool in_place() const { return !atomic_ && !columns_ && !region_.is_open(); }
+    bool in_place() const { return !atomic_ && !columns_ && !memory_ && !region_.is_open(); }
     const std::string& name() const { return name_; }
     Compression compression() const { return compression_; }
 
@@ -185,6 +187,7 @@ private:
     Compression compression_ = Compression::none;
     std::unique_ptr<io::AtomicOutputFile> atomic_;  // regular files
     std::unique_ptr<ColumnOutput> columns_;         // ... or the files of columns
+    std::optional<std::span<std::byte>> memory_;    // ... or memory
     io::File region_;                               // ... or a region of an open file, from region_offset_
     std::uint64_t region_offset_ = 0;
     io::File device_;                               // pipes and devices (stdout is not owned)

@@ -130,6 +130,7 @@ private:
 
 // OUTPUT's shape, or a region's (checked): a regular file written at any offsets, in OUTPUT's folder.
 OutputShape PlannedSort::shape_of(const PartSortOptions& options) {
+    if (options.output_memory || options.memory_columns) return {false, "", Compression::none};  // memory
     if (sorts_columns(options)) return column_output_shape(options);
     if (!options.output_region && !options.shared_runs) return output_shape(options.output, options.output_compression);
     if (options.output_compression.value_or(Compression::none) != Compression::none)
@@ -139,11 +140,15 @@ OutputShape PlannedSort::shape_of(const PartSortOptions& options) {
 
 std::optional<ColumnLayout> PlannedSort::columns_of(const PartSortOptions& options) {
     if (!sorts_columns(options)) return std::nullopt;
-    if (options.input_memory || options.output_region || options.shared_runs)
-        throw std::invalid_argument("columns are sorted from files into files");
-    if (options.verify && options.output.empty())
-        throw std::invalid_argument("--verify checks the sorted keys: give OUTPUT");
-    return column_layout(options, options.records ? options.records->record_size : key_width(options.order.type));
+    if (options.output_region || options.shared_runs || options.input_memory.has_value() != options.memory_columns.has_value())
+        throw std::invalid_argument("columns are sorted from files into files, or from memory into memory");
+    if (options.verify && (options.output.empty() || options.memory_columns))
+        throw std::invalid_argument("--verify checks the sorted keys of files: give OUTPUT");
+    const std::size_t key_width = options.records ? options.records->record_size : gpusort::key_width(options.order.type);
+    if (!options.memory_columns) return column_layout(options, key_width);
+    std::vector<std::uint64_t> value_bytes;
+    for (const std::span<const std::byte> values : options.memory_columns->values) value_bytes.push_back(values.size());
+    return column_layout(options, key_width, options.input_memory->size(), value_bytes);
 }
 
 KeySpec PlannedSort::key_of(const PartSortOptions& options, const std::optional<ColumnLayout>& columns) {
@@ -210,7 +215,8 @@ PlannedSort::PlannedSort(const PartSortOptions& options)
       width(records ? spec.record_size : key_width(options.order.type)),
       budgets(budgets_of(options, address_space_limited)),
       input({options.input, options.input_compression, width, options.verify && !options.unique, options.input_memory,
-             columns, value_inputs(options)}),
+             columns, value_inputs(options),
+             options.memory_columns ? options.memory_columns->values : std::vector<std::span<const std::byte>>{}}),
       output(shape_of(options)) {
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
     // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
@@ -702,6 +708,17 @@ bool replaces_input(const PartSortOptions& options) {
     return false;
 }
 
+// Where the columns go: their files, or (sort_memory()) their memory.
+std::vector<OutputColumn> output_columns_of(const PartSortOptions& options, const std::optional<ColumnLayout>& layout) {
+    std::vector<OutputColumn> columns = output_columns(options, layout);
+    if (!layout || !options.memory_columns) return columns;
+    const MemoryColumns& memory = *options.memory_columns;
+    columns[0].memory = options.output_memory.value_or(std::span<std::byte>{});
+    for (std::size_t i = 0; i < memory.value_outputs.size(); ++i) columns[1 + i].memory = memory.value_outputs[i];
+    if (options.index_output) columns.back().memory = memory.index;
+    return columns;
+}
+
 // OUTPUT written as planned: with direct I/O where the plan says so, without a map under a limit on
 // the address space, and checked as written where --verify cannot read it back.
 void set_up_target(OutputTarget& target, const PlannedSort& planned, const PartSortOptions& options) {
@@ -762,8 +779,9 @@ PartSortReport sort_part(const PartSortOptions& options) {
     OutputTarget target({options.output, options.output_compression, options.compression_level,
                          plan.writer.compressing_threads, static_cast<std::size_t>(plan.writer.block_bytes),
                          plan.writer.blocks_in_flight, static_cast<std::size_t>(plan.verify_block_bytes), reader_queue(plan),
-                         options.progress, options.output_region, output_columns(options, planned.columns),
-                         planned.columns ? planned.columns->record_size() : 0});
+                         options.progress, options.output_region, output_columns_of(options, planned.columns),
+                         planned.columns ? planned.columns->record_size() : 0,
+                         planned.columns ? std::nullopt : options.output_memory});
     set_up_target(target, planned, options);
     SortJob job{planned, &target, report, options.order, options.unique, options.progress};
     if (planned.input.streamed())

@@ -47,6 +47,14 @@ struct SharedRuns {
     std::function<void(std::uint64_t offset, std::uint64_t size)> written;
 };
 
+// sort_memory(): the arrays of columns in memory, in place of the files that SortOptions::values and
+// index_output name (those names then serve only in messages): one input and one output per value.
+struct MemoryColumns {
+    std::vector<std::span<const std::byte>> values;
+    std::vector<std::span<std::byte>> value_outputs;
+    std::span<std::byte> index;
+};
+
 struct PartSortOptions : SortOptions {
     // Sort these bytes, which must stay unchanged until the sort ends, instead of reading INPUT,
     // whose name then serves only in messages (gpusort-mpi's ranks sort the records they received so).
@@ -54,6 +62,12 @@ struct PartSortOptions : SortOptions {
     // Write into this part of an open file instead of creating OUTPUT, whose name then serves only in
     // messages; uncompressed.
     std::optional<OutputRegion> output_region;
+    // Write the sorted records (with columns: the sorted keys) into this memory instead of OUTPUT,
+    // whose name then serves only in messages (sort_memory(); with input_memory). Its size: the
+    // input's records (keys).
+    std::optional<std::span<std::byte>> output_memory;
+    // The columns' arrays in memory (with input_memory).
+    std::optional<MemoryColumns> memory_columns;
     // Merge this sort's part of the runs of several processes into memory instead of sorting INPUT
     // into OUTPUT (see SharedRuns).
     std::optional<SharedRuns> shared_runs;

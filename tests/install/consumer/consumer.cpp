@@ -1,5 +1,6 @@
 // A program of a user of the installed library: sorts a file of random signed 32-bit keys and a
-// file of 24-byte records by two key fields through gpusort::sort_file(), and checks both outputs
+// file of 24-byte records by two key fields through gpusort::sort_file(), and an array in memory
+// (gpusort::argsort, gpusort::sort_keys), and checks the outputs
 // against std::stable_sort, and that a missing input fails as gpusort::IoError. Exit status 0 when
 // all holds; the failure is printed otherwise.
 #include <gpusort/gpusort.hpp>
@@ -84,6 +85,16 @@ int main(int argc, char** argv) {
         std::cerr << "consumer: records.sorted is not the stably sorted input\n";
         return 1;
     }
+    // In memory: the argsort of the keys orders them as the sorted file does.
+    std::vector<std::int32_t> in_memory(2000);
+    for (auto& k : in_memory) k = std::int32_t(random() % 100);
+    const std::vector<std::uint64_t> order = gpusort::argsort<std::int32_t>(in_memory);
+    gpusort::sort_keys<std::int32_t>(in_memory);
+    for (std::size_t i = 1; i < order.size(); ++i)
+        if (in_memory[i - 1] > in_memory[i] || order[i] >= order.size()) {
+            std::cerr << "consumer: the in-memory sort is not in order\n";
+            return 1;
+        }
     // A failure is a public error type: an input that does not exist is an IoError.
     gpusort::SortOptions missing = options;
     missing.input = dir + "/no-such-file";
