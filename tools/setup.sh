@@ -5,12 +5,15 @@
 # nvcc is found (on PATH or in /usr/local/cuda) the GPU layer is built as well. Open MPI brings
 # gpusort-mpi, the distributed mode, and its tests (mpirun on this host). numpy is the reference of
 # tools/soak.py. STXXL and matplotlib are
-# for the benchmarks (tools/bench/compare.py): its STXXL peer and its plots.
+# for the benchmarks (tools/bench/compare.py): its STXXL peer and its plots. The Python module
+# (import gpusort) is built against python3-dev, numpy and pybind11, and tested with pytest;
+# pip and setuptools install it with `pip install --no-build-isolation .`.
 # `tools/setup.sh fuzz` also installs clang with its libFuzzer and sanitizer runtimes (tools/fuzz.sh).
 set -euo pipefail
 packages=(build-essential cmake libboost-program-options-dev libboost-iostreams-dev liblzma-dev libtbb-dev
           libgtest-dev libips4o-dev gzip bzip2 xz-utils zstd help2man openmpi-bin libopenmpi-dev
-          libstxxl-dev python3-matplotlib python3-numpy)
+          libstxxl-dev python3-matplotlib python3-numpy python3-dev pybind11-dev python3-pybind11 python3-pytest
+          python3-setuptools python3-pip)
 if [ "${1:-}" = fuzz ]; then
   packages+=(clang libclang-rt-dev)
 fi
