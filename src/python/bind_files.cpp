@@ -158,7 +158,9 @@ void read_key(const Keywords& kw, SortOptions& options) {
 void read_columns(const Keywords& kw, SortOptions& options) {
     if (py::object values = kw["values"]; !values.is_none()) {
         for (const py::handle& item : values) {
-            const py::tuple value = py::tuple(py::reinterpret_borrow<py::object>(item));
+            // A str is a sequence too: "V:OUT" would be read as its letters.
+            const bool sequence = py::isinstance<py::sequence>(item) && !py::isinstance<py::str>(item);
+            const py::tuple value = sequence ? py::tuple(py::reinterpret_borrow<py::object>(item)) : py::tuple();
             if (value.size() < 2 || value.size() > 3)
                 throw std::invalid_argument("values: each is (V, OUT) or (V, OUT, width), not " + std::string(py::repr(item)));
             ValueColumn column{path_arg(value[0], "values"), path_arg(value[1], "values"), std::nullopt};

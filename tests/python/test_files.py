@@ -215,6 +215,7 @@ def test_a_missing_input_raises_io_error_naming_it(tmp_path):
         ({"key": "0:u32", "record_size": 2}, "key: "),
         ({"format": "gensort", "type": "u32"}, "format gensort excludes type and key"),
         ({"values": [("a",)]}, "values: each is (V, OUT) or (V, OUT, width)"),
+        ({"values": ["in:out"]}, "values: each is (V, OUT) or (V, OUT, width)"),
         ({"compression_level": 42}, "compression_level: must be between 0 and 19"),
     ],
 )
