@@ -27,4 +27,5 @@ PYBIND11_MODULE(_gpusort, m) {
     m.doc() = "gpusort's C++ sorts: files of fixed-size keys or records, and numpy arrays";
     gpusort::python::bind_errors(m);
     gpusort::python::bind_files(m);
+    gpusort::python::bind_memory(m);
 }

@@ -11,3 +11,8 @@ __all__ = ["Error", "GpuError", "IoError", "SortError", "gather_file", "plan_fil
 for _error in (Error, GpuError, IoError, SortError):
     _error.__module__ = __name__
 del _error
+
+# ---- Arrays (sort, sort_inplace, argsort, sort_by_key: numpy's conventions, in _arrays.py) ----
+from ._arrays import argsort, sort, sort_by_key, sort_inplace
+
+__all__ += ["argsort", "sort", "sort_by_key", "sort_inplace"]

@@ -131,3 +131,111 @@ def gather_file(
     record i of `output` is record index[i] of `input` (gpusort-file --gather). Returns the
     report as a dict and raises as sort_file() does (SortError where `index` is not a
     permutation)."""
+
+# ---- Arrays (sort, sort_inplace, argsort, sort_by_key) ----
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+_Order = Union[str, Sequence[str], None]
+_Descending = Union[bool, Sequence[bool]]
+_FloatOrder = Literal["numpy", "total"]
+_Kind = Literal["quicksort", "mergesort", "heapsort", "stable"] | None
+
+def sort(
+    a: ArrayLike,
+    *,
+    descending: _Descending = False,
+    order: _Order = None,
+    float_order: _FloatOrder = "numpy",
+    kind: _Kind = None,
+    unique: bool = False,
+    backend: _Backend = "auto",
+    device: int = 0,
+    threads: int | None = None,
+    memory: _Size | None = None,
+    device_memory: _Size | None = None,
+    tmp_dir: _Path | None = None,
+    progress: _Progress | None = None,
+    notice: _Notice | None = None,
+) -> NDArray[Any]:
+    """Returns a sorted copy of the 1-D array `a` (any integer, float16/32/64, bool, fixed bytes
+    S/V or structured dtype, either byte order), as numpy.sort(a, kind="stable") gives it.
+
+    Floats in numpy's order: NaN last (whatever its sign or payload), -0.0 equal to +0.0, equal
+    elements in input order; every bit of each element is kept. float_order="total" orders them
+    by IEEE totalOrder instead (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN).
+    descending=True reverses the order as a whole (NaN first), equal elements still in input
+    order. Structured arrays sort by the fields of `order` (a name or a list), then by the other
+    fields in their order, as numpy does; descending is one bool for every field or a list with
+    one bool per field of `order` (the other fields then ascending). At most 32 bytes of key in
+    all (float16 fields count 4); subarray and nested fields are refused (ValueError).
+    unique=True keeps only the first element of each group of equal ones (a shorter array).
+    kind is accepted for numpy's sake: every sort is stable. The other options are those of
+    sort_file(); the sort runs with the GIL released, and Ctrl-C (or an exception raised by
+    progress) stops it and raises KeyboardInterrupt.
+    """
+
+def sort_inplace(
+    a: NDArray[Any],
+    *,
+    descending: _Descending = False,
+    order: _Order = None,
+    float_order: _FloatOrder = "numpy",
+    kind: _Kind = None,
+    backend: _Backend = "auto",
+    device: int = 0,
+    threads: int | None = None,
+    memory: _Size | None = None,
+    device_memory: _Size | None = None,
+    tmp_dir: _Path | None = None,
+    progress: _Progress | None = None,
+    notice: _Notice | None = None,
+) -> None:
+    """Sorts the 1-D array `a` in place, as sort() orders it; `a` must be writable and
+    C-contiguous (else ValueError). Returns None, as ndarray.sort() does. Where the sort fails or
+    is interrupted, `a` holds unspecified bytes."""
+
+def argsort(
+    a: ArrayLike,
+    *,
+    descending: _Descending = False,
+    order: _Order = None,
+    float_order: _FloatOrder = "numpy",
+    kind: _Kind = None,
+    backend: _Backend = "auto",
+    device: int = 0,
+    threads: int | None = None,
+    memory: _Size | None = None,
+    device_memory: _Size | None = None,
+    tmp_dir: _Path | None = None,
+    progress: _Progress | None = None,
+    notice: _Notice | None = None,
+) -> NDArray[np.intp]:
+    """Returns the int64 (intp) indices that sort the 1-D array `a` as sort() orders it: stable,
+    the same as numpy.argsort(a, kind="stable") (with descending=True: largest first, NaN first,
+    equal elements in input order)."""
+
+def sort_by_key(
+    keys: ArrayLike,
+    *values: ArrayLike,
+    descending: _Descending = False,
+    order: _Order = None,
+    float_order: _FloatOrder = "numpy",
+    inplace: bool = False,
+    unique: bool = False,
+    backend: _Backend = "auto",
+    device: int = 0,
+    threads: int | None = None,
+    memory: _Size | None = None,
+    device_memory: _Size | None = None,
+    tmp_dir: _Path | None = None,
+    progress: _Progress | None = None,
+    notice: _Notice | None = None,
+) -> tuple[NDArray[Any], list[NDArray[Any]]]:
+    """Sorts the 1-D array `keys` as sort() does and carries each array of `values` along:
+    returns (sorted keys, [sorted values, ...]). A value array has the keys' length along its
+    first axis and any dtype (structured included); its elements (rows) are carried as bytes.
+    With inplace=True the arrays themselves are sorted (each writable and C-contiguous) and
+    returned; with unique=True only the first element of each group of equal keys is kept, in
+    every array alike (in place: the first ones, returned as views of them)."""
