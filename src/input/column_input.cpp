@@ -1,6 +1,8 @@
 // Columns: their layout from the files' sizes, and joined records read out of their maps.
 #include "src/input/column_input.hpp"
 
+#include "src/input/column_fields.hpp"
+
 #include "gpusort/compression.hpp"
 #include "gpusort/errors.hpp"
 #include "gpusort/key_spec.hpp"
@@ -10,7 +12,6 @@
 #include <cstring>
 #include <numeric>
 
-#include <tbb/parallel_for.h>
 
 namespace gpusort {
 
@@ -110,32 +111,6 @@ ColumnReader::ColumnReader(const std::vector<ColumnSource>& columns, std::uint64
     }
 }
 
-namespace {
-
-// Copies `count` fields of `width` bytes from `from` (packed) to `to` (every `stride` bytes); the
-// widths most columns have are copied with a width known when compiled.
-template <std::size_t W>
-void scatter_fixed(const std::byte* from, std::byte* to, std::uint64_t count, std::size_t stride) {
-    for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * stride, from + i * W, W);
-}
-
-void scatter(const std::byte* from, std::size_t width, std::byte* to, std::uint64_t count, std::size_t stride) {
-    switch (width) {
-        case 1: return scatter_fixed<1>(from, to, count, stride);
-        case 2: return scatter_fixed<2>(from, to, count, stride);
-        case 4: return scatter_fixed<4>(from, to, count, stride);
-        case 8: return scatter_fixed<8>(from, to, count, stride);
-        case 16: return scatter_fixed<16>(from, to, count, stride);
-        default:
-            for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * stride, from + i * width, width);
-    }
-}
-
-// Rows per task of a read.
-constexpr std::uint64_t kRowsPerBlock = 32768;
-
-}  // namespace
-
 void ColumnReader::read_block(std::uint64_t first, std::uint64_t count, std::byte* out) const {
     thread_local std::vector<std::byte> packed;
     for (const Column& c : columns_) {
@@ -151,21 +126,18 @@ void ColumnReader::read_block(std::uint64_t first, std::uint64_t count, std::byt
                 }
             }
         } else if (c.memory) {
-            scatter(c.memory + first * c.width, c.width, to, count, record_size_);
+            copy_fields(c.memory + first * c.width, c.width, to, record_size_, c.width, count);
         } else {
             packed.resize(count * c.width);
             c.file->read_at(first * c.width, packed);
-            scatter(packed.data(), c.width, to, count, record_size_);
+            copy_fields(packed.data(), c.width, to, record_size_, c.width, count);
         }
     }
 }
 
 void ColumnReader::read(std::uint64_t first, std::span<std::byte> out) const {
-    const std::uint64_t count = out.size() / record_size_;
-    const std::uint64_t blocks = (count + kRowsPerBlock - 1) / kRowsPerBlock;
-    tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
-        const std::uint64_t begin = b * kRowsPerBlock, n = std::min(kRowsPerBlock, count - begin);
-        read_block(first + begin, n, out.data() + begin * record_size_);
+    for_row_blocks(out.size() / record_size_, [&](std::uint64_t row, std::uint64_t n) {
+        read_block(first + row, n, out.data() + row * record_size_);
     });
 }
 

@@ -3,60 +3,25 @@
 
 #include "io/output_set.hpp"
 #include "io/syscalls.hpp"
+#include "src/input/column_fields.hpp"
 
-#include <algorithm>
 #include <cstring>
 
-#include <tbb/parallel_for.h>
-
 namespace gpusort {
-
-namespace {
-
-// Rows per task of a split.
-constexpr std::uint64_t kRowsPerBlock = 32768;
-
-// f(first, count) for the blocks of `count` rows, on several threads.
-template <class F>
-void for_row_blocks(std::uint64_t count, F&& f) {
-    const std::uint64_t blocks = (count + kRowsPerBlock - 1) / kRowsPerBlock;
-    tbb::parallel_for(std::uint64_t{0}, blocks, [&](std::uint64_t b) {
-        const std::uint64_t first = b * kRowsPerBlock;
-        f(first, std::min(kRowsPerBlock, count - first));
-    });
-}
-
-template <std::size_t W>
-void gather_fixed(const std::byte* from, std::size_t stride, std::byte* to, std::uint64_t count) {
-    for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * W, from + i * stride, W);
-}
-
-// Copies `count` fields of `width` bytes, every `stride` bytes from `from`, packed into `to`.
-void gather(const std::byte* from, std::size_t stride, std::size_t width, std::byte* to, std::uint64_t count) {
-    switch (width) {
-        case 1: return gather_fixed<1>(from, stride, to, count);
-        case 2: return gather_fixed<2>(from, stride, to, count);
-        case 4: return gather_fixed<4>(from, stride, to, count);
-        case 8: return gather_fixed<8>(from, stride, to, count);
-        case 16: return gather_fixed<16>(from, stride, to, count);
-        default:
-            for (std::uint64_t i = 0; i < count; ++i) std::memcpy(to + i * width, from + i * stride, width);
-    }
-}
-
-}  // namespace
 
 void ColumnFiles::write(std::uint64_t offset, std::span<const std::byte> records) const {
     const std::uint64_t first = offset / record_size_, count = records.size() / record_size_;
     for (const Column& c : columns_) {
         if (c.map) {
             for_row_blocks(count, [&](std::uint64_t row, std::uint64_t n) {
-                gather(records.data() + row * record_size_ + c.offset, record_size_, c.width, c.map + (first + row) * c.width, n);
+                copy_fields(records.data() + row * record_size_ + c.offset, record_size_, c.map + (first + row) * c.width, c.width,
+                            c.width, n);
             });
         } else if (c.file) {
             std::vector<std::byte> packed(count * c.width);
             for_row_blocks(count, [&](std::uint64_t row, std::uint64_t n) {
-                gather(records.data() + row * record_size_ + c.offset, record_size_, c.width, packed.data() + row * c.width, n);
+                copy_fields(records.data() + row * record_size_ + c.offset, record_size_, packed.data() + row * c.width, c.width,
+                            c.width, n);
             });
             c.file->write_at(first * c.width, packed);
         }
@@ -73,12 +38,10 @@ void ColumnFiles::read(std::uint64_t offset, std::span<std::byte> records) const
             c.file->read_at(first * c.width, packed);
             from = packed.data();
         }
-        for (std::uint64_t i = 0; i < count; ++i) {
-            std::byte* to = records.data() + i * record_size_ + c.offset;
-            if (from)
-                std::memcpy(to, from + i * c.width, c.width);
-            else
-                std::memset(to, 0, c.width);
+        if (from) {
+            copy_fields(from, c.width, records.data() + c.offset, record_size_, c.width, count);
+        } else {
+            for (std::uint64_t i = 0; i < count; ++i) std::memset(records.data() + i * record_size_ + c.offset, 0, c.width);
         }
     }
 }
