@@ -5,6 +5,7 @@
 // every pair of lines. Also parse_text_key()'s positions and GNU's messages.
 #include "src/text/line_order.hpp"
 #include "src/text/text_keys.hpp"
+#include "tests/gnu_sort.hpp"
 #include "tests/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -15,45 +16,14 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace gpusort {
 namespace {
 
+using testing::gnu_sort;
 using testing::ScratchDir;
-
-// The GNU sort to compare with: /usr/bin/sort, else `sort` on PATH; empty when there is none or
-// it is not GNU's.
-std::string find_gnu_sort() {
-    std::string path = ::access("/usr/bin/sort", X_OK) == 0 ? "/usr/bin/sort" : "";
-    if (path.empty()) {
-        if (FILE* pipe = ::popen("command -v sort", "r")) {
-            char line[4096] = {};
-            if (std::fgets(line, sizeof line, pipe)) path = std::string(line, std::strcspn(line, "\n"));
-            ::pclose(pipe);
-        }
-    }
-    if (path.empty()) return path;
-    std::string version;
-    if (FILE* pipe = ::popen((path + " --version 2>/dev/null").c_str(), "r")) {
-        char line[4096] = {};
-        if (std::fgets(line, sizeof line, pipe)) version = line;
-        ::pclose(pipe);
-    }
-    return version.find("GNU coreutils") != std::string::npos ? path : "";
-}
-
-const std::string& gnu_sort() {
-    static const std::string path = find_gnu_sort();
-    return path;
-}
-
-std::string shell_quote(const std::string& arg) {
-    std::string quoted = "'";
-    for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-}
+using testing::shell_quote;
 
 // The order of a case's options, read here by a few lines of its own (not by parse_sort_args) from
 // separate arguments: "-k" SPEC, "-t" SEP ("\0" for NUL), and flags of "bnfrsuz".

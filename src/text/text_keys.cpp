@@ -2,31 +2,24 @@
 // global modifiers; quote_gnu(): GNU's quoting of arguments in messages (C locale).
 #include "src/text/text_keys.hpp"
 
+#include "src/text/gnu_number.hpp"
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace gpusort {
 
 namespace {
 
-bool is_c_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// A count at the front of `text` as GNU reads one (spaces and a '+' allowed before the digits, a
-// value too large saturated); sets `rest` to what follows the digits. Throws "WHAT: invalid count
+// A count at the front of `text` as GNU's -k reads one (spaces and a '+' allowed before the digits,
+// a value too large saturated); sets `rest` to what follows the digits. Throws "WHAT: invalid count
 // at start of 'TEXT'" when there are no digits.
 std::size_t parse_count(std::string_view text, std::string_view& rest, const char* what) {
-    std::size_t i = 0;
-    while (i < text.size() && is_c_space(text[i])) ++i;
-    if (i < text.size() && text[i] == '+') ++i;
-    if (i == text.size() || !is_digit(text[i]))
+    const GnuNumber number = read_gnu_number(text, "");
+    if (number.invalid)
         throw std::invalid_argument(std::string(what) + ": invalid count at start of " + quote_gnu(text));
-    std::size_t value = 0;
-    for (; i < text.size() && is_digit(text[i]); ++i) {
-        const auto digit = static_cast<std::size_t>(text[i] - '0');
-        value = value > (SIZE_MAX - digit) / 10 ? SIZE_MAX : value * 10 + digit;
-    }
-    rest = text.substr(i);
-    return value;
+    rest = text.substr(number.end);
+    return static_cast<std::size_t>(std::min<std::uintmax_t>(number.value, SIZE_MAX));
 }
 
 [[noreturn]] void bad_spec(std::string_view spec, const char* why) {

@@ -1,0 +1,40 @@
+// GNU sort as the reference of the text tests: where it is (/usr/bin/sort, else `sort` on PATH,
+// only if it is GNU coreutils'), and shell quoting to run it through std::system or popen.
+#pragma once
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+namespace gpusort::testing {
+
+// The first line that `command` prints on stdout, without its newline.
+inline std::string first_output_line(const std::string& command) {
+    std::string line;
+    if (FILE* pipe = ::popen(command.c_str(), "r")) {
+        char buffer[4096] = {};
+        if (std::fgets(buffer, sizeof buffer, pipe)) line.assign(buffer, std::strcspn(buffer, "\n"));
+        ::pclose(pipe);
+    }
+    return line;
+}
+
+// The path of GNU sort, or empty when there is none.
+inline const std::string& gnu_sort() {
+    static const std::string path = [] {
+        const std::string found = ::access("/usr/bin/sort", X_OK) == 0 ? "/usr/bin/sort" : first_output_line("command -v sort");
+        if (found.empty()) return found;
+        return first_output_line(found + " --version 2>/dev/null").find("GNU coreutils") != std::string::npos
+                   ? found : std::string();
+    }();
+    return path;
+}
+
+inline std::string shell_quote(const std::string& arg) {
+    std::string quoted = "'";
+    for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+}  // namespace gpusort::testing
