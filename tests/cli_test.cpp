@@ -444,6 +444,37 @@ TEST(Tools, GenTakesASizeOrACount) {
     EXPECT_EQ(dir.entries(), (std::set<std::string>{"by-size", "by-count", "records"}));
 }
 
+// --lines KIND: whole text lines up to --size, the same bytes in a file and on standard output,
+// NULs with --zero-terminated and none after the last line with --no-final-newline; an unknown
+// kind, --lines with --type, and --zero-terminated without --lines are bad command lines.
+TEST(Tools, GenWritesTextLines) {
+    ScratchDir dir;
+    const std::vector<std::string> csv = {"--lines", "csv", "--size", "1M", "--seed", "3"};
+    std::vector<std::string> to_file = csv;
+    to_file.push_back(dir / "lines.csv");
+    ASSERT_EQ(run(GPUSORT_GEN_BIN, to_file).status(), 0);
+    const std::string lines = read_text(dir / "lines.csv");
+    EXPECT_LE(lines.size(), 1u << 20);
+    EXPECT_GT(lines.size(), (1u << 20) - 200);
+    EXPECT_EQ(lines.back(), '\n');
+    std::vector<std::string> to_stdout = csv;
+    to_stdout.push_back("-");
+    const Result out = run(GPUSORT_GEN_BIN, to_stdout);
+    EXPECT_EQ(out.status(), 0) << out.err;
+    EXPECT_TRUE(out.out == lines);
+    const Result nuls = run(GPUSORT_GEN_BIN, {"--lines", "words", "--count", "1000", "--zero-terminated", "--no-final-newline", "-"});
+    EXPECT_EQ(nuls.status(), 0) << nuls.err;
+    EXPECT_EQ(std::count(nuls.out.begin(), nuls.out.end(), '\0'), 999);
+    EXPECT_EQ(nuls.out.find('\n'), std::string::npos);
+    expect_bad_command_line(run(GPUSORT_GEN_BIN, {"--lines", "poem", "--count", "10", dir / "x"}), "gpusort-gen",
+                            "unknown --lines 'poem' (one of: fixed words log csv long mixed)");
+    expect_bad_command_line(run(GPUSORT_GEN_BIN, {"--lines", "log", "--type", "u32", "--count", "10", dir / "x"}),
+                            "gpusort-gen", "--lines and --type exclude each other");
+    expect_bad_command_line(run(GPUSORT_GEN_BIN, {"--zero-terminated", "--count", "10", dir / "x"}), "gpusort-gen",
+                            "--zero-terminated needs --lines KIND");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"lines.csv"}));
+}
+
 // gpusort-gen writes as gpusort-file does: a file appears only once it is whole, an existing one
 // stays until then, the free space is checked before anything is written, and a failure to write
 // is status 1 with one line.
