@@ -122,7 +122,7 @@ TEST(LineGenerator, TerminatorsAreNulsOrNoneAtTheEnd) {
 // The same seed gives the same bytes with one thread or several, another seed other bytes.
 TEST(LineGenerator, TheSameSeedGivesTheSameBytesWithAnyNumberOfThreads) {
     for (const LineKind kind : kAllLineKinds) {
-        const LineSpec spec = spec_of(kind, std::nullopt, 5'000'000, 7);
+        const LineSpec spec = spec_of(kind, std::nullopt, 3'000'000, 7);
         const std::string lines = generate_lines(spec);
         std::string one_thread, four_threads;
         {
@@ -133,7 +133,7 @@ TEST(LineGenerator, TheSameSeedGivesTheSameBytesWithAnyNumberOfThreads) {
         tbb::task_arena(4).execute([&] { four_threads = generate_lines(spec); });
         EXPECT_TRUE(lines == one_thread) << line_kind_name(kind);
         EXPECT_TRUE(lines == four_threads) << line_kind_name(kind);
-        EXPECT_FALSE(lines == generate_lines(spec_of(kind, std::nullopt, 5'000'000, 8))) << line_kind_name(kind);
+        EXPECT_FALSE(lines == generate_lines(spec_of(kind, std::nullopt, 3'000'000, 8))) << line_kind_name(kind);
     }
 }
 
