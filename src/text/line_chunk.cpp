@@ -1,0 +1,191 @@
+// Chunks of lines: the inputs read into one growing buffer and cut at their terminators, and a
+// chunk's lines sorted by their key prefixes on gpusort's engine, the ties settled on the host.
+#include "src/text/line_chunk.hpp"
+
+#include "gpusort/sort_memory.hpp"
+#include "src/text/line_order.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <span>
+
+namespace gpusort {
+
+namespace {
+
+// The buffer of a chunk starts at this size (or the inputs' size, where known) and doubles as needed.
+constexpr std::size_t kFirstCapacity = std::size_t{1} << 20;
+// The least read of an input (fewer bytes where the chunk's buffer is full).
+constexpr std::size_t kMinRead = std::size_t{64} << 10;
+// Chunks of fewer lines are sorted on the CPU: starting a GPU would take longer than the sort.
+constexpr std::size_t kMinGpuLines = std::size_t{1} << 20;
+
+// The bytes the inputs hold, where every one is a regular file.
+std::optional<std::uint64_t> inputs_size(const std::vector<InputFile>& inputs) {
+    std::uint64_t bytes = 0;
+    for (const InputFile& input : inputs) {
+        if (!input.known_size()) return std::nullopt;
+        bytes += *input.known_size() + 1;  // and a terminator that may be added
+    }
+    return bytes;
+}
+
+}  // namespace
+
+ChunkReader::ChunkReader(std::vector<InputFile>& inputs, const TextBudget& budget, char terminator)
+    : inputs_(&inputs), chunk_bytes_(budget.chunk_bytes()), line_limit_(budget.line_limit()), terminator_(terminator) {
+    const std::optional<std::uint64_t> known = inputs_size(inputs);
+    chunk_.capacity_ = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity)));
+    chunk_.text_.reset(static_cast<char*>(std::malloc(chunk_.capacity_)));
+    if (!chunk_.text_) throw std::bad_alloc();
+    const std::uint64_t most_lines = chunk_bytes_ / kLineCost + 1;
+    chunk_.ends_.reserve(static_cast<std::size_t>(std::min(most_lines, known.value_or(most_lines))));
+}
+
+bool ChunkReader::fill() {
+    const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
+    std::memmove(chunk_.text_.get(), chunk_.text_.get() + given, chunk_.size_ - given);
+    chunk_.size_ -= given;
+    scanned_ -= given;
+    chunk_.ends_.clear();
+    while (cut_lines() && read_more()) {
+    }
+    return !chunk_.ends_.empty();
+}
+
+bool ChunkReader::done() const {
+    const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
+    return input_ == inputs_->size() && chunk_.size_ == given;
+}
+
+bool ChunkReader::cut_lines() {
+    const char* text = chunk_.text_.get();
+    std::vector<std::uint64_t>& ends = chunk_.ends_;
+    while (scanned_ < chunk_.size_) {
+        const void* found = std::memchr(text + scanned_, terminator_, chunk_.size_ - scanned_);
+        if (!found) {
+            scanned_ = chunk_.size_;
+            break;
+        }
+        const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(found) - text) + 1;
+        if (end + (ends.size() + 1) * kLineCost > chunk_bytes_) return false;
+        const std::size_t length = end - 1 - (ends.empty() ? 0 : ends.back());
+        if (length > line_limit_) line_too_long((*inputs_)[input_].name(), line_number_ + 1, line_limit_);
+        longest_ = std::max(longest_, length);
+        ends.push_back(end);
+        ++line_number_;
+        scanned_ = end;
+    }
+    const std::size_t partial = chunk_.size_ - (ends.empty() ? 0 : ends.back());
+    if (partial > line_limit_) line_too_long((*inputs_)[input_].name(), line_number_ + 1, line_limit_);
+    if (input_ended_) {  // all of it is cut into lines: on to the next input
+        ++input_;
+        input_ended_ = false;
+        line_number_ = 0;
+    }
+    return true;
+}
+
+bool ChunkReader::read_more() {
+    if (input_ == inputs_->size()) return false;
+    const std::uint64_t held = chunk_.size_ + chunk_.ends_.size() * kLineCost;
+    if (held >= chunk_bytes_) return false;
+    if (chunk_.size_ == chunk_.capacity_) grow();
+    // Bytes read but not taken into this chunk are held beyond its budget: a read takes no more
+    // than could be all terminators (each line costing kLineCost), or kMinRead.
+    const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(
+        chunk_.capacity_ - chunk_.size_, std::max<std::uint64_t>(kMinRead, (chunk_bytes_ - held) / (1 + kLineCost))));
+    const std::size_t n = (*inputs_)[input_].read(std::span<char>(chunk_.text_.get() + chunk_.size_, piece));
+    chunk_.size_ += n;
+    if (n == 0) {
+        input_ended_ = true;
+        // The bytes after the last line hold no terminator (all were cut): they are a last line.
+        const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
+        if (chunk_.size_ > given) chunk_.text_.get()[chunk_.size_++] = terminator_;
+    }
+    return true;
+}
+
+void ChunkReader::grow() {
+    const std::size_t capacity = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, 2 * std::uint64_t{chunk_.capacity_}));
+    char* text = static_cast<char*>(std::realloc(chunk_.text_.get(), capacity));
+    if (!text) throw std::bad_alloc();
+    chunk_.text_.release();
+    chunk_.text_.reset(text);
+    chunk_.capacity_ = capacity;
+}
+
+namespace {
+
+// Sorts the entries by their prefixes with sort_memory(): records of 32 bytes whose key is the
+// prefix's bytes in memcmp order; stable, so equal prefixes keep the lines' order.
+void sort_entries(std::vector<LineEntry>& entries, const ChunkSortOptions& options) {
+    const std::span<LineEntry> all(entries);
+    MemorySort sort;
+    sort.keys = std::as_bytes(all);
+    sort.records = KeySpec{sizeof(LineEntry), {KeyField{.offset = 0, .is_bytes = true, .length = kPrefixBytes}}};
+    sort.keys_output = std::as_writable_bytes(all);
+    MemoryOptions memory;
+    memory.backend = entries.size() < kMinGpuLines ? Backend::cpu : Backend::automatic;
+    memory.threads = options.threads;
+    // Room for one chunk of them (the entry's share of kLineCost), with a margin: never spilled.
+    memory.memory_bytes = (std::uint64_t{1} << 20) + entries.size() * (kLineCost - 8) * 2;
+    sort_memory(sort, memory);
+}
+
+// Puts a group of entries with equal prefixes in the order of compare_lines, ties by line number
+// (the order of input), so that the whole order is stable. Where every line of the group has the
+// same keys as the first (found in one pass), only the last-resort comparison can tell them apart:
+// then they are sorted by it alone (compare_lines with no keys), or not at all with -s or -u.
+void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const TextKeys& keys) {
+    const std::string_view first = chunk.line(group.front().line);
+    const bool same_keys = !keys.keys.empty() && std::all_of(group.begin() + 1, group.end(), [&](const LineEntry& entry) {
+        return equal_keys(first, chunk.line(entry.line), keys);
+    });
+    if (same_keys && (keys.stable || keys.unique)) return;
+    TextKeys last_resort;
+    last_resort.reverse = keys.reverse;
+    const TextKeys& order = same_keys ? last_resort : keys;
+    tbb::parallel_sort(group.begin(), group.end(), [&](const LineEntry& a, const LineEntry& b) {
+        const int sign = compare_lines(chunk.line(a.line), chunk.line(b.line), order);
+        return sign != 0 ? sign < 0 : a.line < b.line;
+    });
+}
+
+// Settles every group of equal prefixes. The groups are independent: each range of entries
+// settles the groups that begin in it.
+void settle_ties(std::vector<LineEntry>& entries, const LineChunk& chunk, const TextKeys& keys) {
+    const std::size_t n = entries.size();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<std::size_t>& range) {
+        std::size_t first = range.begin();
+        while (first > 0 && first < range.end() && entries[first].prefix == entries[first - 1].prefix) ++first;
+        while (first < range.end()) {
+            std::size_t last = first + 1;
+            while (last < n && entries[last].prefix == entries[first].prefix) ++last;
+            if (last - first > 1) settle_group(std::span(entries).subspan(first, last - first), chunk, keys);
+            first = last;
+        }
+    });
+}
+
+}  // namespace
+
+std::vector<LineEntry> sort_chunk(const LineChunk& chunk, const TextKeys& keys, const ChunkSortOptions& options) {
+    std::vector<LineEntry> entries(chunk.lines());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            key_prefix(chunk.line(i), keys, entries[i].prefix);
+            entries[i].line = i;
+        }
+    });
+    sort_entries(entries, options);
+    settle_ties(entries, chunk, keys);
+    return entries;
+}
+
+}  // namespace gpusort

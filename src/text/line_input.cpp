@@ -1,0 +1,102 @@
+// The inputs of gpusort-sort opened and read with GNU sort's messages, runs read back from a spill
+// file, and the cutting of a byte stream into lines.
+#include "src/text/line_input.hpp"
+
+#include "gpusort/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+namespace gpusort {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& name, int err) {
+    throw IoError(what + ": " + name + ": " + std::strerror(err));
+}
+
+}  // namespace
+
+InputFile::InputFile(std::string operand, const std::string& open_error) : name_(std::move(operand)) {
+    fd_ = name_ == "-" ? STDIN_FILENO : ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(open_error, name_, errno);
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+        const off_t pos = ::lseek(fd_, 0, SEEK_CUR);
+        if (pos >= 0) known_size_ = static_cast<std::uint64_t>(std::max<off_t>(st.st_size - pos, 0));
+    }
+}
+
+InputFile::InputFile(InputFile&& other) noexcept
+    : name_(std::move(other.name_)), fd_(std::exchange(other.fd_, -1)), known_size_(other.known_size_) {}
+
+InputFile::~InputFile() {
+    if (fd_ > STDIN_FILENO) ::close(fd_);
+}
+
+std::size_t InputFile::read(std::span<char> buffer) {
+    for (;;) {
+        const ssize_t n = ::read(fd_, buffer.data(), buffer.size());
+        if (n >= 0) return static_cast<std::size_t>(n);
+        if (errno != EINTR) fail("read failed", name_, errno);
+    }
+}
+
+std::vector<InputFile> open_inputs(const std::vector<std::string>& operands, const std::string& open_error) {
+    std::vector<InputFile> inputs;
+    inputs.reserve(operands.size());
+    for (const std::string& operand : operands) inputs.emplace_back(operand, open_error);
+    return inputs;
+}
+
+std::size_t RunSource::read(std::span<char> buffer) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end_ - pos_));
+    file_->read_at(pos_, std::as_writable_bytes(buffer.first(n)));
+    pos_ += n;
+    return n;
+}
+
+void line_too_long(const std::string& name, std::uint64_t number, std::size_t limit) {
+    throw SortError(name + ":" + std::to_string(number) + ": line too long (the limit is " + std::to_string(limit) +
+                    " bytes: a quarter of -S, at most 64 MiB)");
+}
+
+LineReader::LineReader(ByteSource& source, std::size_t buffer_bytes, std::size_t line_limit, char terminator)
+    : source_(&source), buffer_(std::min(buffer_bytes, line_limit + 1)), line_limit_(line_limit), terminator_(terminator) {}
+
+bool LineReader::next() {
+    std::size_t scanned = begin_;
+    for (;;) {
+        const char* start = buffer_.data() + begin_;
+        const void* found = std::memchr(buffer_.data() + scanned, terminator_, end_ - scanned);
+        const std::size_t length = found ? static_cast<std::size_t>(static_cast<const char*>(found) - start) : end_ - begin_;
+        if (length > line_limit_) line_too_long(name(), number_ + 1, line_limit_);
+        if (found || (!refill() && length > 0)) {
+            line_ = std::string_view(buffer_.data() + begin_, length);
+            begin_ = std::min(end_, begin_ + length + 1);
+            ++number_;
+            return true;
+        }
+        if (ended_ && begin_ == end_) return false;
+        scanned = begin_ + length;
+    }
+}
+
+bool LineReader::refill() {
+    if (ended_) return false;
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+    if (end_ == buffer_.size()) buffer_.resize(std::min(2 * buffer_.size(), line_limit_ + 1));
+    const std::size_t n = source_->read(std::span<char>(buffer_).subspan(end_));
+    end_ += n;
+    ended_ = n == 0;
+    return !ended_;
+}
+
+}  // namespace gpusort

@@ -1,0 +1,98 @@
+// Where gpusort-sort's lines come from: the inputs (files, or stdin for "-") read front to back
+// with GNU sort's messages, stretches of a spill file holding sorted runs, and LineReader, which
+// cuts any of them into lines through one buffer (a last line without its terminator is a line).
+#pragma once
+
+#include "io/file.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusort {
+
+// Bytes read front to back.
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    // Fills the front of `buffer`; returns the bytes placed, 0 only at the end.
+    virtual std::size_t read(std::span<char> buffer) = 0;
+    // The source as messages name it.
+    virtual const std::string& name() const = 0;
+};
+
+// An input operand: a file, or stdin for "-" (left open). Opening throws IoError "OPEN_ERROR:
+// NAME: CAUSE", reading "read failed: NAME: CAUSE", as GNU sort says them (its words for a
+// failed open: "cannot read" for a sort or a merge, "open failed" for a check).
+class InputFile final : public ByteSource {
+public:
+    InputFile(std::string operand, const std::string& open_error);
+    InputFile(InputFile&& other) noexcept;
+    InputFile(const InputFile&) = delete;
+    InputFile& operator=(const InputFile&) = delete;
+    ~InputFile() override;
+
+    std::size_t read(std::span<char> buffer) override;
+    const std::string& name() const override { return name_; }
+    // The bytes left to read when it is a regular file; nullopt otherwise.
+    std::optional<std::uint64_t> known_size() const { return known_size_; }
+
+private:
+    std::string name_;
+    int fd_ = -1;
+    std::optional<std::uint64_t> known_size_;
+};
+
+// Opens every operand in turn, so that a missing one fails before anything is written.
+std::vector<InputFile> open_inputs(const std::vector<std::string>& operands, const std::string& open_error);
+
+// Bytes [begin, end) of a spill file (a sorted run).
+class RunSource final : public ByteSource {
+public:
+    RunSource(const io::File& file, std::uint64_t begin, std::uint64_t end) : file_(&file), pos_(begin), end_(end) {}
+    std::size_t read(std::span<char> buffer) override;
+    const std::string& name() const override { return file_->path(); }
+
+private:
+    const io::File* file_;
+    std::uint64_t pos_;
+    std::uint64_t end_;
+};
+
+// A line longer than `limit` bytes, the `number`th of `name`: the one message for it.
+[[noreturn]] void line_too_long(const std::string& name, std::uint64_t number, std::size_t limit);
+
+// The lines of a source in turn, without their terminators, through a buffer of `buffer_bytes`
+// that grows to hold a longer line, up to `line_limit` bytes (a longer line throws).
+class LineReader {
+public:
+    LineReader(ByteSource& source, std::size_t buffer_bytes, std::size_t line_limit, char terminator);
+
+    // Moves to the next line: false at the end of the source.
+    bool next();
+    // The current line; valid until the next call of next().
+    std::string_view line() const { return line_; }
+    // The current line's number in its source, from 1.
+    std::uint64_t number() const { return number_; }
+    const std::string& name() const { return source_->name(); }
+
+private:
+    // Reads more after the bytes not yet cut into lines, moved to the front; false at the end.
+    bool refill();
+
+    ByteSource* source_;
+    std::vector<char> buffer_;
+    std::size_t line_limit_;
+    char terminator_;
+    std::size_t begin_ = 0;  // the first byte not yet cut into lines
+    std::size_t end_ = 0;    // the end of the bytes read
+    bool ended_ = false;
+    std::string_view line_;
+    std::uint64_t number_ = 0;
+};
+
+}  // namespace gpusort

@@ -1,0 +1,130 @@
+// The k-way merge of sorted lines: a loser tree over the sources' current lines, the passes that
+// bring the sources down to one merge's fan-in, and the temp files that hold the runs between them.
+#include "src/text/line_merge.hpp"
+
+#include "gpusort/errors.hpp"
+#include "io/temp_file.hpp"
+#include "src/text/line_order.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unistd.h>
+#include <utility>
+
+namespace gpusort {
+
+SpillFiles::SpillFiles(const std::vector<std::string>& folders)
+    : folders_(folders), files_(folders.size()), sizes_(folders.size(), 0) {}
+
+io::File& SpillFiles::next_file() {
+    const std::size_t i = next_++ % folders_.size();
+    if (!files_[i].is_open()) {
+        if (::access(folders_[i].c_str(), W_OK | X_OK) != 0)
+            throw IoError("cannot create temporary file in " + quote_gnu(folders_[i]) + ": " + std::strerror(errno));
+        files_[i] = io::create_temp_file(folders_[i]);
+    }
+    return files_[i];
+}
+
+SpilledRun SpillFiles::add_run(const io::File& file, std::uint64_t bytes) {
+    const std::size_t i = static_cast<std::size_t>(&file - files_.data());
+    const SpilledRun run{&file, sizes_[i], sizes_[i] + bytes};
+    sizes_[i] = run.end;
+    return run;
+}
+
+std::vector<std::string> temp_folders(const std::vector<std::string>& given) {
+    if (!given.empty()) return given;
+    const char* tmpdir = std::getenv("TMPDIR");
+    return {tmpdir && *tmpdir ? tmpdir : "/tmp"};
+}
+
+namespace {
+
+// A loser tree over the current lines of k readers: the winner is the least line by
+// compare_lines, ties to the reader that comes first; readers at their end lose to every line.
+class LineTournament {
+public:
+    LineTournament(std::vector<LineReader>& readers, const TextKeys& keys)
+        : readers_(&readers), keys_(&keys), losers_(readers.size()), ended_(readers.size()) {
+        const std::size_t k = readers.size();
+        for (std::size_t i = 0; i < k; ++i) ended_[i] = !readers[i].next();
+        std::vector<std::size_t> winners(2 * k);
+        for (std::size_t i = 0; i < k; ++i) winners[k + i] = i;
+        for (std::size_t node = k - 1; node >= 1; --node) {
+            const std::size_t a = winners[2 * node], b = winners[2 * node + 1];
+            const bool a_wins = beats(a, b);
+            winners[node] = a_wins ? a : b;
+            losers_[node] = a_wins ? b : a;
+        }
+        winner_ = k == 1 ? 0 : winners[1];
+    }
+
+    bool done() const { return ended_[winner_] != 0; }
+    std::string_view line() const { return (*readers_)[winner_].line(); }
+
+    // The winner moves on to its next line, which plays its way up.
+    void advance() {
+        std::size_t source = winner_;
+        ended_[source] = !(*readers_)[source].next();
+        for (std::size_t node = (source + readers_->size()) / 2; node >= 1; node /= 2)
+            if (beats(losers_[node], source)) std::swap(losers_[node], source);
+        winner_ = source;
+    }
+
+private:
+    bool beats(std::size_t a, std::size_t b) const {
+        if (ended_[a] || ended_[b]) return ended_[b] && (!ended_[a] || a < b);
+        const int order = compare_lines((*readers_)[a].line(), (*readers_)[b].line(), *keys_);
+        return order != 0 ? order < 0 : a < b;
+    }
+
+    std::vector<LineReader>* readers_;
+    const TextKeys* keys_;
+    std::vector<std::size_t> losers_;  // losers_[1..k-1]: the loser at each inner node
+    std::vector<char> ended_;
+    std::size_t winner_ = 0;
+};
+
+// One merge of `sources` into `out`.
+void merge_once(const std::vector<ByteSource*>& sources, std::size_t longest_line, const TextKeys& keys,
+                const TextBudget& budget, UniqueLines& out) {
+    const std::size_t buffer = std::max(budget.read_buffer(sources.size()), longest_line + 1);
+    std::vector<LineReader> readers;
+    readers.reserve(sources.size());
+    for (ByteSource* source : sources) readers.emplace_back(*source, buffer, budget.line_limit(), keys.line_end());
+    if (readers.empty()) return;
+    LineTournament tournament(readers, keys);
+    for (; !tournament.done(); tournament.advance()) out.write(tournament.line());
+}
+
+}  // namespace
+
+void merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, const TextKeys& keys,
+                   const TextBudget& budget, const std::vector<std::string>& folders, UniqueLines& out) {
+    const std::size_t fan_in = budget.fan_in(longest_line + 1);
+    std::unique_ptr<SpillFiles> spill;  // the runs of the last pass
+    std::vector<RunSource> runs;
+    while (sources.size() > fan_in) {
+        auto next = std::make_unique<SpillFiles>(folders);
+        std::vector<SpilledRun> merged;
+        for (std::size_t first = 0; first < sources.size(); first += fan_in) {
+            const std::vector<ByteSource*> group(sources.begin() + first, sources.begin() + std::min(first + fan_in, sources.size()));
+            merged.push_back(next->write_run(budget, keys.line_end(), [&](LineWriter& writer) {
+                UniqueLines lines(writer, keys);
+                merge_once(group, longest_line, keys, budget, lines);
+            }));
+        }
+        sources.clear();
+        runs.clear();
+        for (const SpilledRun& run : merged) runs.emplace_back(*run.file, run.begin, run.end);
+        for (RunSource& run : runs) sources.push_back(&run);
+        spill = std::move(next);  // the files of the pass before go
+    }
+    merge_once(sources, longest_line, keys, budget, out);
+}
+
+}  // namespace gpusort

@@ -1,0 +1,75 @@
+// Where gpusort-sort's lines go: LineWriter appends lines through one large buffer to a
+// descriptor (the output, or a spill file), UniqueLines drops the duplicates of -u on the way,
+// and TextOutput is the output itself: -o FILE written atomically (a nameless file beside it,
+// renamed over it once complete), a device or pipe named by -o written in place, or stdout.
+#pragma once
+
+#include "io/atomic_output_file.hpp"
+#include "io/file.hpp"
+#include "src/text/text_keys.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusort {
+
+// Writes with write(2) at the descriptor's offset; a failure throws IoError "write failed: NAME:
+// CAUSE", as GNU sort says it.
+class LineWriter {
+public:
+    LineWriter(int fd, std::string name, std::size_t buffer_bytes, char terminator);
+
+    // The line and its terminator.
+    void write(std::string_view line);
+    // Writes out what the buffer holds.
+    void flush();
+    // Bytes given so far, written or buffered.
+    std::uint64_t bytes() const { return flushed_ + used_; }
+
+private:
+    void write_out(const char* data, std::size_t size);
+
+    int fd_;
+    std::string name_;
+    std::vector<char> buffer_;
+    std::size_t used_ = 0;
+    std::uint64_t flushed_ = 0;
+    char terminator_;
+};
+
+// The lines written in order, but with -u only the first of each run of lines whose keys are
+// equal (equal_keys).
+class UniqueLines {
+public:
+    UniqueLines(LineWriter& writer, const TextKeys& keys) : writer_(&writer), keys_(&keys) {}
+    void write(std::string_view line);
+
+private:
+    LineWriter* writer_;
+    const TextKeys* keys_;
+    std::string last_;
+    bool any_ = false;
+};
+
+class TextOutput {
+public:
+    // Stdout when `path` is empty; a file is prepared at once, so that an output that cannot be
+    // made fails before any work ("open failed: PATH: CAUSE").
+    explicit TextOutput(const std::optional<std::string>& path);
+    int fd() const;
+    const std::string& name() const { return name_; }
+    // Puts a file output in place (after its writer's flush).
+    void commit();
+
+private:
+    std::string name_;
+    std::unique_ptr<io::AtomicOutputFile> atomic_;
+    io::File device_;
+};
+
+}  // namespace gpusort

@@ -1,0 +1,329 @@
+// gpusort-sort against GNU sort itself: both programs run with the same options on the same inputs
+// (seeded random lines over small alphabets with fields, numbers, blanks, both cases, empty and
+// long lines, inputs without a last terminator, NUL-terminated lines), and their outputs, exit
+// statuses and messages compared byte for byte: in one chunk and in many runs merged in several
+// passes (a small -S), from stdin and from several files, -o onto an input, -m, -c and -C; and
+// what only gpusort-sort says: the options it refuses, a line over its limit.
+#include "tests/gnu_sort.hpp"
+#include "tests/scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace gpusort {
+namespace {
+
+using testing::gnu_sort;
+using testing::read_text;
+using testing::ScratchDir;
+using testing::shell_quote;
+using testing::write_text;
+using Args = std::vector<std::string>;
+
+// What a program did: its exit status, stdout and stderr.
+struct Outcome {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+class TextSort : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (gnu_sort().empty()) GTEST_SKIP() << "no GNU sort (/usr/bin/sort or sort on PATH) to compare with";
+    }
+
+    // Runs `program` with `args` in the scratch folder, stdin from `input` (a file there; empty:
+    // /dev/null).
+    Outcome run(const std::string& program, const Args& args, const std::string& input = "") const {
+        std::string command = "cd " + shell_quote(dir.path()) + " && LC_ALL=C " + program;
+        for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
+        command.append(" < ").append(input.empty() ? "/dev/null" : shell_quote(input));
+        command.append(" > .stdout 2> .stderr");
+        const int status = std::system(command.c_str());
+        Outcome outcome{WIFEXITED(status) ? WEXITSTATUS(status) : 128, read_text(dir / ".stdout"), read_text(dir / ".stderr")};
+        std::filesystem::remove(dir / ".stdout");
+        std::filesystem::remove(dir / ".stderr");
+        return outcome;
+    }
+    Outcome ours(const Args& args, const std::string& input = "") const { return run(GPUSORT_SORT_BIN, args, input); }
+    Outcome gnu(const Args& args, const std::string& input = "") const { return run(gnu_sort(), args, input); }
+
+    // Both programs on the same command line: the same output and status, and the same messages
+    // after the programs' names.
+    void expect_like_gnu(const Args& args, const std::string& input = "") const {
+        const Outcome expected = gnu(args, input);
+        const Outcome got = ours(args, input);
+        const std::string what = ::testing::PrintToString(args);
+        EXPECT_EQ(got.status, expected.status) << what << "\n" << got.err;
+        EXPECT_TRUE(got.out == expected.out) << what << ": the outputs differ (" << got.out.size() << " bytes against "
+                                             << expected.out.size() << ")";
+        EXPECT_EQ(without_name(got.err, "gpusort-sort: "), without_name(expected.err, gnu_sort() + ": ")) << what;
+    }
+
+    static std::string without_name(std::string text, const std::string& name) {
+        for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) text.erase(at, name.size());
+        return text;
+    }
+
+    ScratchDir dir;
+};
+
+// Random text: lines of fields (words over a few letters of both cases, numbers, blanks, the
+// separator), some empty, some long, some repeated.
+struct TextShape {
+    std::size_t lines = 100;
+    char end = '\n';
+    char separator = ',';
+    bool long_lines = true;
+};
+
+std::string random_field(std::mt19937_64& random) {
+    static const std::string letters = "aAbBzZ_\xe9";
+    std::string field;
+    switch (random() % 4) {
+        case 0: {  // a number
+            if (random() % 3 == 0) field += '-';
+            for (std::size_t n = random() % 5; n > 0; --n) field += static_cast<char>('0' + random() % 10);
+            if (random() % 3 == 0) field += "." + std::to_string(random() % 100);
+            break;
+        }
+        case 1: field = std::string(random() % 3, " \t"[random() % 2]); break;
+        default:
+            for (std::size_t n = random() % 6; n > 0; --n) field += letters[random() % letters.size()];
+    }
+    return field;
+}
+
+std::string random_text(std::mt19937_64& random, const TextShape& shape) {
+    std::vector<std::string> lines;
+    const std::string between = std::string(" \t ") + shape.separator;
+    for (std::size_t i = 0; i < shape.lines; ++i) {
+        if (!lines.empty() && random() % 5 == 0) {
+            lines.push_back(lines[random() % lines.size()]);
+            continue;
+        }
+        std::string line;
+        for (std::size_t fields = random() % 6; fields > 0; --fields) {
+            line += random_field(random);
+            line += between[random() % between.size()];
+        }
+        if (shape.long_lines && random() % 200 == 0) line += std::string(1000 + random() % 5000, "xy"[random() % 2]);
+        if (shape.end == '\0' && random() % 4 == 0) line += '\n';
+        lines.push_back(line);
+    }
+    std::string text;
+    for (const std::string& line : lines) text += line + shape.end;
+    if (!text.empty() && random() % 3 == 0) text.pop_back();  // no last terminator
+    return text;
+}
+
+std::string random_position(std::mt19937_64& random, bool end) {
+    std::string position = std::to_string(1 + random() % 4);
+    if (random() % 4 == 0) position += "." + std::to_string(end ? random() % 4 : 1 + random() % 3);
+    for (const char modifier : std::string("bnfr"))
+        if (random() % 6 == 0) position += modifier;
+    return position;
+}
+
+// Random ordering options: flags of -b -n -f -r -s -u, -t, keys; -z when `zero`.
+Args random_options(std::mt19937_64& random, bool zero, char separator) {
+    Args args;
+    std::string flags = "-";
+    for (const char flag : std::string("bnfrsu"))
+        if (random() % 4 == 0) flags += flag;
+    if (zero) flags += 'z';
+    if (flags.size() > 1) args.push_back(flags);
+    if (random() % 3 == 0) args.insert(args.end(), {"-t", std::string(1, separator)});
+    for (std::size_t keys = random() % 4; keys > 0; --keys) {
+        std::string key = random_position(random, false);
+        if (random() % 2 == 0) key += "," + random_position(random, true);
+        args.insert(args.end(), {"-k", key});
+    }
+    return args;
+}
+
+TEST_F(TextSort, RandomOptionsInOneChunk) {
+    std::mt19937_64 random(1201);
+    for (int i = 0; i < 60; ++i) {
+        const bool zero = random() % 6 == 0;
+        const TextShape shape{1 + random() % 400, zero ? '\0' : '\n', ",: "[random() % 3]};
+        write_text(dir / "in", random_text(random, shape));
+        const Args options = random_options(random, zero, shape.separator);
+        Args args = options;
+        args.push_back("in");
+        SCOPED_TRACE("case " + std::to_string(i));
+        expect_like_gnu(args);
+        if (HasFailure()) return;
+    }
+}
+
+// -S 1M: chunks of about 8000 lines, so runs; with 150000 lines more runs than one merge reads
+// (fan-in 15 under 1M), so two merge passes.
+TEST_F(TextSort, RandomOptionsInRunsAndMergePasses) {
+    std::mt19937_64 random(1202);
+    const std::vector<std::size_t> sizes = {20000, 150000};
+    for (int i = 0; i < 6; ++i) {
+        const bool zero = i == 5;
+        const TextShape shape{sizes[i % 2], zero ? '\0' : '\n', ':'};
+        write_text(dir / "in", random_text(random, shape));
+        Args args = i == 0 ? Args{"-u"} : random_options(random, zero, shape.separator);
+        args.insert(args.end(), {"-S", "1M", "-T", dir.path(), "in"});
+        SCOPED_TRACE("case " + std::to_string(i));
+        expect_like_gnu(args);
+        EXPECT_EQ(dir.entries(), std::set<std::string>{"in"}) << "temp files were left";
+        if (HasFailure()) return;
+    }
+}
+
+TEST_F(TextSort, StdinToStdout) {
+    std::mt19937_64 random(1203);
+    write_text(dir / "in", random_text(random, {5000}));
+    expect_like_gnu({}, dir / "in");
+    expect_like_gnu({"-", "-nr"}, dir / "in");
+    expect_like_gnu({"-S", "1M", "-k2"}, dir / "in");
+    write_text(dir / "in", "");
+    expect_like_gnu({}, dir / "in");
+    write_text(dir / "in", "no terminator");
+    expect_like_gnu({"-z"}, dir / "in");
+    expect_like_gnu({}, dir / "in");
+}
+
+TEST_F(TextSort, SeveralInputs) {
+    std::mt19937_64 random(1204);
+    write_text(dir / "a", random_text(random, {300}));
+    write_text(dir / "b", "last line without a terminator");
+    write_text(dir / "c", "");
+    write_text(dir / "d", random_text(random, {3000}));
+    write_text(dir / "stdin", "from stdin\nb\n");
+    expect_like_gnu({"a", "b", "c", "-", "d"}, dir / "stdin");
+    expect_like_gnu({"-u", "b", "a", "b", "d"});
+    expect_like_gnu({"-S", "1M", "-k1,1", "-s", "d", "a", "d", "b"});
+}
+
+TEST_F(TextSort, OutputOntoAnInput) {
+    std::mt19937_64 random(1205);
+    const std::string text = random_text(random, {20000});
+    for (const Args& options : {Args{}, Args{"-S", "1M", "-n"}}) {
+        write_text(dir / "in", text);
+        Args args = options;
+        args.insert(args.end(), {"-o", "in", "in"});
+        ASSERT_EQ(gnu(args).status, 0);
+        const std::string expected = read_text(dir / "in");
+        write_text(dir / "in", text);
+        const Outcome got = ours(args);
+        EXPECT_EQ(got.status, 0) << got.err;
+        EXPECT_TRUE(read_text(dir / "in") == expected);
+        EXPECT_EQ(got.out, "");
+        EXPECT_EQ(dir.entries(), std::set<std::string>{"in"});
+    }
+}
+
+TEST_F(TextSort, MergeSortedInputs) {
+    std::mt19937_64 random(1206);
+    for (int i = 0; i < 8; ++i) {
+        const bool zero = i == 7;
+        const Args options = random_options(random, zero, ',');
+        // 20 inputs, each sorted by GNU sort with the options; under -S 1M one merge reads 15 of them.
+        Args args = options;
+        for (int f = 0; f < 20; ++f) {
+            const std::string name = "in" + std::to_string(f);
+            write_text(dir / name, random_text(random, {random() % 500, zero ? '\0' : '\n', ','}));
+            Args sort_args = options;
+            sort_args.insert(sort_args.end(), {"-o", name, name});
+            ASSERT_EQ(gnu(sort_args).status, 0);
+            args.push_back(name);
+        }
+        args.push_back("-m");
+        if (i % 2 == 1) args.insert(args.end(), {"-S", "1M"});
+        SCOPED_TRACE("case " + std::to_string(i));
+        expect_like_gnu(args);
+        if (HasFailure()) return;
+    }
+}
+
+TEST_F(TextSort, CheckSortedAndUnsorted) {
+    std::mt19937_64 random(1207);
+    for (int i = 0; i < 16; ++i) {
+        const Args options = random_options(random, false, ',');
+        write_text(dir / "in", random_text(random, {2 + random() % 300}));
+        Args sorted = options;
+        sorted.insert(sorted.end(), {"-o", "sorted", "in"});
+        ASSERT_EQ(gnu(sorted).status, 0);
+        SCOPED_TRACE("case " + std::to_string(i));
+        for (const char* check : {"-c", "-C", "--check=quiet"}) {
+            for (const char* input : {"in", "sorted"}) {
+                Args args = options;
+                args.insert(args.end(), {check, input});
+                expect_like_gnu(args);
+                args.push_back("-u");
+                expect_like_gnu(args);
+            }
+        }
+        if (HasFailure()) return;
+    }
+    write_text(dir / "in", "b\na\n");
+    expect_like_gnu({"-c"}, dir / "in");
+    expect_like_gnu({"-cz", "in"});
+}
+
+TEST_F(TextSort, RefusedOptions) {
+    write_text(dir / "in", "b\na\n");
+    const std::vector<std::pair<Args, std::string>> refused = {
+        {{"-g", "in"}, "'-g' (--general-numeric-sort)"}, {{"-M", "in"}, "'-M' (--month-sort)"},
+        {{"-k1,1h", "in"}, "modifier 'h'"},               {{"--debug", "in"}, "'--debug'"},
+        {{"--batch-size=4", "in"}, "'--batch-size'"},     {{"-R", "in"}, "'-R' (--random-sort)"}};
+    for (const auto& [args, option] : refused) {
+        const Outcome got = ours(args);
+        EXPECT_EQ(got.status, 2);
+        EXPECT_EQ(got.out, "");
+        EXPECT_TRUE(got.err.starts_with("gpusort-sort: ") && got.err.find(option) != std::string::npos) << got.err;
+    }
+    const Outcome help = ours({"--help"});
+    EXPECT_EQ(help.status, 0);
+    EXPECT_TRUE(help.out.starts_with("Usage: gpusort-sort"));
+    EXPECT_EQ(ours({"--version"}).status, 0);
+}
+
+TEST_F(TextSort, MissingInputChangesNothing) {
+    write_text(dir / "in", "b\na\n");
+    expect_like_gnu({"in", "missing"});
+    expect_like_gnu({"-m", "in", "missing"});
+    expect_like_gnu({"-c", "missing"});
+    Outcome got = ours({"in", "missing", "-o", "out"});
+    EXPECT_EQ(got.status, 2);
+    EXPECT_EQ(got.err, "gpusort-sort: cannot read: missing: No such file or directory\n");
+    EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+    write_text(dir / "out", "kept\n");
+    got = ours({"in", "-o", "out", "missing"});
+    EXPECT_EQ(got.status, 2);
+    EXPECT_EQ(read_text(dir / "out"), "kept\n");
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in", "out"}));
+    expect_like_gnu({"in", "-o", "no-such-folder/out"});
+    expect_like_gnu({"-S", "1M", "-T", "no-such-folder", "in"});
+}
+
+TEST_F(TextSort, UnusableTempFolderWhenRunsSpill) {
+    std::mt19937_64 random(1208);
+    write_text(dir / "in", random_text(random, {30000}));
+    expect_like_gnu({"-S", "1M", "-T", "no-such-folder", "in"});
+}
+
+TEST_F(TextSort, LineOverTheLimit) {
+    // Under -S 1M the longest line is 256 KiB: one of 300 KB is refused, naming it.
+    write_text(dir / "in", "a\nb\n" + std::string(300000, 'x') + "\nc\n");
+    const Outcome got = ours({"-S", "1M", "in", "-o", "out"});
+    EXPECT_EQ(got.status, 2);
+    EXPECT_TRUE(got.err.starts_with("gpusort-sort: in:3: line too long")) << got.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+    expect_like_gnu({"-S", "2M", "in"});  // 512 KiB lines: sorted as GNU sorts them
+}
+
+}  // namespace
+}  // namespace gpusort
