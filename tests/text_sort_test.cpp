@@ -42,7 +42,7 @@ protected:
     // Runs `program` with `args` in the scratch folder, stdin from `input` (a file there; empty:
     // /dev/null).
     Outcome run(const std::string& program, const Args& args, const std::string& input = "") const {
-        std::string command = "cd " + shell_quote(dir.path()) + " && LC_ALL=C " + program;
+        std::string command = "cd " + shell_quote(dir.path()) + " && " + limits + "LC_ALL=C " + program;
         for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
         command.append(" < ").append(input.empty() ? "/dev/null" : shell_quote(input));
         command.append(" > .stdout 2> .stderr");
@@ -73,6 +73,7 @@ protected:
     }
 
     ScratchDir dir;
+    std::string limits;  // shell commands before each program's: ulimit
 };
 
 // Random text: lines of fields (words over a few letters of both cases, numbers, blanks, the
@@ -246,6 +247,23 @@ TEST_F(TextSort, MergeSortedInputs) {
         expect_like_gnu(args);
         if (HasFailure()) return;
     }
+}
+
+// More inputs than may be open at once (ulimit -n 64): read one after another by the sort, merged
+// in groups by -m.
+TEST_F(TextSort, MoreInputsThanOpenFiles) {
+    std::mt19937_64 random(1209);
+    limits = "ulimit -n 64 && ";
+    Args args;
+    for (int f = 0; f < 150; ++f) {
+        const std::string name = "in" + std::to_string(f);
+        write_text(dir / name, random_text(random, {random() % 20}));
+        ASSERT_EQ(gnu({"-o", name, name}).status, 0);
+        args.push_back(name);
+    }
+    expect_like_gnu(args);
+    args.push_back("-m");
+    expect_like_gnu(args);
 }
 
 TEST_F(TextSort, CheckSortedAndUnsorted) {

@@ -22,32 +22,49 @@ namespace {
 
 }  // namespace
 
-InputFile::InputFile(std::string operand, const std::string& open_error) : name_(std::move(operand)) {
-    fd_ = name_ == "-" ? STDIN_FILENO : ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(open_error, name_, errno);
+InputFile::InputFile(std::string operand, std::string open_error) : name_(std::move(operand)), open_error_(std::move(open_error)) {
     struct stat st {};
-    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (name_ == "-") {
+        fd_ = STDIN_FILENO;
         const off_t pos = ::lseek(fd_, 0, SEEK_CUR);
-        if (pos >= 0) known_size_ = static_cast<std::uint64_t>(std::max<off_t>(st.st_size - pos, 0));
+        if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && pos >= 0)
+            known_size_ = static_cast<std::uint64_t>(std::max<off_t>(st.st_size - pos, 0));
+        return;
     }
+    if (::access(name_.c_str(), R_OK) != 0) fail(open_error_, name_, errno);
+    if (::stat(name_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) known_size_ = static_cast<std::uint64_t>(st.st_size);
 }
 
 InputFile::InputFile(InputFile&& other) noexcept
-    : name_(std::move(other.name_)), fd_(std::exchange(other.fd_, -1)), known_size_(other.known_size_) {}
+    : name_(std::move(other.name_)), open_error_(std::move(other.open_error_)), fd_(std::exchange(other.fd_, -1)),
+      ended_(other.ended_), known_size_(other.known_size_) {}
 
-InputFile::~InputFile() {
+InputFile::~InputFile() { close(); }
+
+void InputFile::close() {
     if (fd_ > STDIN_FILENO) ::close(fd_);
+    fd_ = -1;
 }
 
 std::size_t InputFile::read(std::span<char> buffer) {
+    if (ended_) return 0;
+    if (fd_ < 0) {
+        fd_ = ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd_ < 0) fail(open_error_, name_, errno);
+    }
     for (;;) {
         const ssize_t n = ::read(fd_, buffer.data(), buffer.size());
-        if (n >= 0) return static_cast<std::size_t>(n);
+        if (n > 0) return static_cast<std::size_t>(n);
+        if (n == 0) {
+            ended_ = true;
+            close();
+            return 0;
+        }
         if (errno != EINTR) fail("read failed", name_, errno);
     }
 }
 
-std::vector<InputFile> open_inputs(const std::vector<std::string>& operands, const std::string& open_error) {
+std::vector<InputFile> check_inputs(const std::vector<std::string>& operands, const std::string& open_error) {
     std::vector<InputFile> inputs;
     inputs.reserve(operands.size());
     for (const std::string& operand : operands) inputs.emplace_back(operand, open_error);

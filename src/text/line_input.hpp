@@ -25,12 +25,14 @@ public:
     virtual const std::string& name() const = 0;
 };
 
-// An input operand: a file, or stdin for "-" (left open). Opening throws IoError "OPEN_ERROR:
-// NAME: CAUSE", reading "read failed: NAME: CAUSE", as GNU sort says them (its words for a
-// failed open: "cannot read" for a sort or a merge, "open failed" for a check).
+// An input operand: a file, or stdin for "-" (left open). A file is checked to be readable when
+// the InputFile is made, opened when first read and closed at its end, so that no more inputs
+// are open at once than are being read. Failures throw IoError "OPEN_ERROR: NAME: CAUSE" (made,
+// opened) or "read failed: NAME: CAUSE", as GNU sort says them (its words for an input that cannot
+// be opened: "cannot read" for a sort or a merge, "open failed" for a check).
 class InputFile final : public ByteSource {
 public:
-    InputFile(std::string operand, const std::string& open_error);
+    InputFile(std::string operand, std::string open_error);
     InputFile(InputFile&& other) noexcept;
     InputFile(const InputFile&) = delete;
     InputFile& operator=(const InputFile&) = delete;
@@ -38,17 +40,21 @@ public:
 
     std::size_t read(std::span<char> buffer) override;
     const std::string& name() const override { return name_; }
-    // The bytes left to read when it is a regular file; nullopt otherwise.
+    // The bytes it holds when it is a regular file; nullopt otherwise.
     std::optional<std::uint64_t> known_size() const { return known_size_; }
 
 private:
+    void close();
+
     std::string name_;
+    std::string open_error_;
     int fd_ = -1;
+    bool ended_ = false;
     std::optional<std::uint64_t> known_size_;
 };
 
-// Opens every operand in turn, so that a missing one fails before anything is written.
-std::vector<InputFile> open_inputs(const std::vector<std::string>& operands, const std::string& open_error);
+// Checks every operand in turn, so that one that cannot be read fails before anything is written.
+std::vector<InputFile> check_inputs(const std::vector<std::string>& operands, const std::string& open_error);
 
 // Bytes [begin, end) of a spill file (a sorted run).
 class RunSource final : public ByteSource {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <utility>
 
@@ -89,6 +90,14 @@ private:
     std::size_t winner_ = 0;
 };
 
+// Inputs one merge may read at once as far as descriptors go: the limit on open files, less a
+// few for the output, the temp files and the program's own.
+std::size_t descriptor_room() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+    return static_cast<std::size_t>(std::max<rlim_t>(limit.rlim_cur, 18) - 16);
+}
+
 // One merge of `sources` into `out`.
 void merge_once(const std::vector<ByteSource*>& sources, std::size_t longest_line, const TextKeys& keys,
                 const TextBudget& budget, UniqueLines& out) {
@@ -105,7 +114,7 @@ void merge_once(const std::vector<ByteSource*>& sources, std::size_t longest_lin
 
 void merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, const TextKeys& keys,
                    const TextBudget& budget, const std::vector<std::string>& folders, UniqueLines& out) {
-    const std::size_t fan_in = budget.fan_in(longest_line + 1);
+    const std::size_t fan_in = std::min(budget.fan_in(longest_line + 1), descriptor_room());
     std::unique_ptr<SpillFiles> spill;  // the runs of the last pass
     std::vector<RunSource> runs;
     while (sources.size() > fan_in) {

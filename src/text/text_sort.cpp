@@ -83,7 +83,7 @@ int run_sort_command(const SortCommand& command) {
     const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(command.parallel.value_or(default_threads()), default_threads()));
     const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
     const TextBudget budget(command.buffer_bytes.value_or(default_memory_budget()));
-    std::vector<InputFile> inputs = open_inputs(command.inputs, command.check != CheckMode::none ? "open failed" : "cannot read");
+    std::vector<InputFile> inputs = check_inputs(command.inputs, command.check != CheckMode::none ? "open failed" : "cannot read");
     if (command.check != CheckMode::none) return check_order(inputs.front(), command, budget);
 
     TextOutput output(command.output);
