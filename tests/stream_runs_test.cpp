@@ -51,7 +51,7 @@ TEST(StreamRuns, SamplesOfAGrowingStreamStayWithinThePlanAndStillGuideTheMerge) 
     chunks.fill(1, read_next);
     PhaseTimes times;
     std::vector<SortedRun<std::uint64_t>> runs =
-        form_runs_from_stream<std::uint64_t>(chunks, 2, read_next, plan, sorter, dir.path(), times);
+        form_runs_from_stream<std::uint64_t>(chunks, 2, read_next, plan, sorter, nullptr, dir.path(), times);
     ASSERT_EQ(runs.size(), 124u);
 
     std::uint64_t sample_bytes = 0, largest_stride = 0;

@@ -1,8 +1,9 @@
 // Run formation: the input is cut into chunks of plan.run_records records; the ChunkSorter sorts
 // each (two at once, in its two slots, so one chunk is read while the other is sorted and
 // written) and its sorted entries (normalised keys, each followed by its record when records
-// are sorted: plan.entry_bytes bytes per entry) become a run: in one spill file, or in one host
-// buffer when plan.runs_kept_in_memory. Every sample_stride-th key of each run is kept in memory.
+// are sorted: plan.entry_bytes bytes per entry; or, given `record_keys`, the bare sorted records,
+// whose keys that spec takes from them) become a run: in one spill file, or in one host buffer
+// when plan.runs_kept_in_memory. Every sample_stride-th key of each run is kept in memory.
 // form_runs reads a file of known size at any offsets; form_runs_from_stream reads a stream of
 // unknown size front to back into two host buffers, one chunk after the other, and spills each
 // run as it comes, thinning the samples out as the stream grows to keep them within the plan's.
@@ -47,12 +48,19 @@ inline void store_counted(std::span<const std::byte> entries, std::size_t entry,
     });
 }
 
+// A run's sorted chunk: its entries (sort_run), or its bare records where they are keyed so.
+inline PhaseTimes sort_into_run(ChunkSorter& sorter, const FixedKeySpec* record_keys, std::size_t slot,
+                                std::uint64_t records, const ChunkIo& io) {
+    return record_keys ? sorter.sort_chunk(slot, records, io) : sorter.sort_run(slot, records, io);
+}
+
 // input_width: bytes per record of the input. `into`, when given (plan.records entries long), holds
 // the runs instead of a host buffer of their own or a spill file: memory the caller owns.
 template <class T>
 std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width, const SortPlan& plan,
-                                    ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times,
-                                    ProgressCounters* progress = nullptr, std::span<std::byte> into = {}) {
+                                    ChunkSorter& sorter, const FixedKeySpec* record_keys, const std::string& tmp_dir,
+                                    PhaseTimes& times, ProgressCounters* progress = nullptr,
+                                    std::span<std::byte> into = {}) {
     const std::size_t entry = plan.entry_bytes;
     const std::uint64_t total = plan.records;
     const std::uint64_t chunk = plan.run_records;
@@ -76,6 +84,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
         const std::uint64_t size = std::min(chunk, total - c * chunk);
         runs.push_back(memory ? SortedRun<T>::in_memory(buffer, memory, c * chunk, size, plan.sample_stride, entry)
                               : SortedRun<T>::in_file(spill, c * chunk, size, plan.sample_stride, entry));
+        runs.back().record_keys = record_keys;
     }
     const std::size_t slots = chunks > 1 ? 2 : 1;
     sorter.prepare(slots, std::min(chunk, total), plan.chunk_memory);
@@ -88,7 +97,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
             read((run.first + first) * input_width, bytes);
         };
         chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-            take_samples<T>(bytes, entry, first, plan.sample_stride, run.samples);
+            take_samples<T>(bytes, entry, first, plan.sample_stride, run.samples, record_keys);
             const std::uint64_t at = (run.first + first) * entry;
             store_counted(bytes, entry, input_width, progress, plan.threads, [&](std::uint64_t offset, std::span<const std::byte> piece) {
                 if (memory)
@@ -97,7 +106,7 @@ std::vector<SortedRun<T>> form_runs(const ReadAt& read, std::size_t input_width,
                     io::write_parallel(*spill, at + offset, piece);
             });
         };
-        const PhaseTimes chunk_times = sorter.sort_run(slot, run.size, chunk_io);
+        const PhaseTimes chunk_times = sort_into_run(sorter, record_keys, slot, run.size, chunk_io);
         std::lock_guard lock(times_mutex);
         times += chunk_times;
     });
@@ -130,9 +139,10 @@ template <class T>
 class StreamRunFormation {
 public:
     StreamRunFormation(StreamChunks& chunks, std::size_t pre_read, const std::function<std::size_t(std::span<std::byte>)>& read_next,
-                       const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir, PhaseTimes& times,
-                       ProgressCounters* progress)
-        : chunks_(chunks), pre_read_(pre_read), read_next_(read_next), plan_(plan), sorter_(sorter), times_(times),
+                       const SortPlan& plan, ChunkSorter& sorter, const FixedKeySpec* record_keys, const std::string& tmp_dir,
+                       PhaseTimes& times, ProgressCounters* progress)
+        : chunks_(chunks), pre_read_(pre_read), read_next_(read_next), plan_(plan), sorter_(sorter), record_keys_(record_keys),
+          times_(times),
           progress_(progress), spill_(std::make_shared<io::SpillFile>(tmp_dir, plan.spill_files, spill_piece(plan))),
           stride_(plan.sample_stride) {}
 
@@ -164,6 +174,7 @@ public:
         {
             std::lock_guard lock(mutex_);
             runs_.push_back(std::make_unique<SortedRun<T>>(SortedRun<T>::in_file(spill_, position_, n, stride_for(n), entry)));
+            runs_.back()->record_keys = record_keys_;
             formed_.push_back(false);
         }
         position_ += n;
@@ -181,14 +192,14 @@ public:
             io::copy_parallel(bytes.data(), std::span<const std::byte>(data + first * chunks_.input_width, bytes.size()));
         };
         chunk_io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
-            take_samples<T>(bytes, entry, first, run.sample_stride, run.samples);
+            take_samples<T>(bytes, entry, first, run.sample_stride, run.samples, record_keys_);
             const std::uint64_t at = (run.first + first) * entry;
             store_counted(bytes, entry, chunks_.input_width, progress_, plan_.threads,
                           [&](std::uint64_t offset, std::span<const std::byte> piece) {
                               io::write_parallel(*spill_, at + offset, piece);
                           });
         };
-        const PhaseTimes chunk_times = sorter_.sort_run(c.slot, run.size, chunk_io);
+        const PhaseTimes chunk_times = sort_into_run(sorter_, record_keys_, c.slot, run.size, chunk_io);
         std::lock_guard lock(mutex_);
         times_ += chunk_times;
         formed_[c.index] = true;
@@ -233,6 +244,7 @@ private:
     const std::function<std::size_t(std::span<std::byte>)>& read_next_;
     const SortPlan& plan_;
     ChunkSorter& sorter_;
+    const FixedKeySpec* record_keys_;
     PhaseTimes& times_;
     ProgressCounters* progress_;
     std::shared_ptr<io::SpillFile> spill_;  // every run, growing run by run
@@ -256,10 +268,11 @@ private:
 template <class T>
 std::vector<SortedRun<T>> form_runs_from_stream(StreamChunks& chunks, std::size_t pre_read,
                                                 const std::function<std::size_t(std::span<std::byte>)>& read_next,
-                                                const SortPlan& plan, ChunkSorter& sorter, const std::string& tmp_dir,
-                                                PhaseTimes& times, ProgressCounters* progress = nullptr) {
+                                                const SortPlan& plan, ChunkSorter& sorter, const FixedKeySpec* record_keys,
+                                                const std::string& tmp_dir, PhaseTimes& times,
+                                                ProgressCounters* progress = nullptr) {
     using Formation = detail::StreamRunFormation<T>;
-    Formation formation(chunks, pre_read, read_next, plan, sorter, tmp_dir, times, progress);
+    Formation formation(chunks, pre_read, read_next, plan, sorter, record_keys, tmp_dir, times, progress);
     sorter.prepare(2, chunks.chunk_records, plan.chunk_memory);
     tbb::parallel_pipeline(
         2,

@@ -1,6 +1,7 @@
 // SortedRun: a sorted sequence of entries (a normalised key, followed by the record when records
-// are sorted) stored in a spill file or in host memory, with an in-memory sample (every
-// stride-th key) that lets the merge find split points with few reads.
+// are sorted; or the bare records, whose keys are taken from them when read: runs of records
+// merged on the device, which needs no key words) stored in a spill file or in host memory, with
+// an in-memory sample (every stride-th key) that lets the merge find split points with few reads.
 // RunSequence is the view of one run that the multi-way selection searches.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include "io/host_buffer.hpp"
 #include "io/parallel_io.hpp"
 #include "io/spill_file.hpp"
+#include "src/keys/key_rules.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -24,6 +26,21 @@ namespace gpusort {
 // Bytes of entries read at once to take their keys (a thread's scratch space).
 inline constexpr std::size_t kEntryPieceBytes = std::size_t{1} << 20;
 
+// The key of an entry: its first sizeof(T) bytes, or, where `record_keys` is given (T is then a
+// record's key words), the key that spec takes from the bare record.
+template <class T>
+T entry_key(const std::byte* entry, const FixedKeySpec* record_keys) {
+    if constexpr (requires { T::word; }) {
+        if (record_keys) {
+            constexpr std::size_t words = sizeof(T::word) / sizeof(T::word[0]);
+            return record_key<words>(reinterpret_cast<const unsigned char*>(entry), *record_keys);
+        }
+    }
+    T key;
+    std::memcpy(&key, entry, sizeof(T));
+    return key;
+}
+
 template <class T>
 struct SortedRun {
     // Keeps the run's spill file or host buffer alive; freed with the last run that uses it.
@@ -31,6 +48,7 @@ struct SortedRun {
     const io::SpillFile* file = nullptr;  // the run lies in this spill file ...
     const std::byte* memory = nullptr; // ... or in host memory (from where its positions count)
     std::size_t entry_bytes = sizeof(T);  // an entry: the key T, then (records) the record itself
+    const FixedKeySpec* record_keys = nullptr;  // set: entries are bare records, keyed by this spec
     std::uint64_t first = 0;           // position of the run's first entry in the file or memory (entries)
     std::uint64_t size = 0;            // entries
     std::uint64_t sample_stride = 0;
@@ -61,6 +79,27 @@ struct SortedRun {
         else
             io::read_parallel(*file, (first + pos) * entry_bytes, std::span<std::byte>(out, count * entry_bytes));
     }
+    // The last `tail` bytes of each of entries [pos, pos + count), packed into `out`: the whole
+    // entries, or the records of entries that hold them (their key words left out).
+    void read_tails(std::uint64_t pos, std::uint64_t count, std::size_t tail, std::byte* out) const {
+        if (tail == entry_bytes) return read_entries(pos, count, out);
+        const std::size_t skip = entry_bytes - tail;
+        const auto copy_tails = [&](const std::byte* entries, std::uint64_t first, std::uint64_t n) {
+            tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, 4096), [&](const tbb::blocked_range<std::uint64_t>& r) {
+                for (std::uint64_t i = r.begin(); i < r.end(); ++i)
+                    std::memcpy(out + (first + i) * tail, entries + i * entry_bytes + skip, tail);
+            });
+        };
+        if (memory) return copy_tails(entries_at(pos), 0, count);
+        // From the file a piece of entries at a time, read in parallel.
+        const std::uint64_t piece = std::max<std::uint64_t>(1, 4 * kEntryPieceBytes / entry_bytes);
+        std::vector<std::byte> entries(static_cast<std::size_t>(std::min(piece, count) * entry_bytes));
+        for (std::uint64_t done = 0; done < count; done += piece) {
+            const std::uint64_t n = std::min(piece, count - done);
+            read_entries(pos + done, n, entries.data());
+            copy_tails(entries.data(), done, n);
+        }
+    }
     T read_at(std::uint64_t pos) const {
         T key;
         read_range(pos, std::span<T>(&key, 1));
@@ -68,7 +107,7 @@ struct SortedRun {
     }
     // The keys of entries [pos, pos + out.size()).
     void read_range(std::uint64_t pos, std::span<T> out) const {
-        if (entry_bytes == sizeof(T)) {
+        if (entry_bytes == sizeof(T) && !record_keys) {
             read_entries(pos, out.size(), reinterpret_cast<std::byte*>(out.data()));
             return;
         }
@@ -79,7 +118,7 @@ struct SortedRun {
             const std::size_t n = std::min(piece, out.size() - done);
             entries.resize(n * entry_bytes);
             read_entries(pos + done, n, entries.data());
-            for (std::size_t i = 0; i < n; ++i) std::memcpy(&out[done + i], entries.data() + i * entry_bytes, sizeof(T));
+            for (std::size_t i = 0; i < n; ++i) out[done + i] = entry_key<T>(entries.data() + i * entry_bytes, record_keys);
         }
     }
 
@@ -93,15 +132,16 @@ private:
     }
 };
 
-// Keys at every `stride`-th position of a sorted buffer of entries (entry_bytes each, key first)
-// whose first entry has position `first_pos` in its run, stored into samples[first_pos / stride ...].
+// Keys at every `stride`-th position of a sorted buffer of entries (entry_bytes each, key first,
+// or bare records keyed by `record_keys`) whose first entry has position `first_pos` in its run,
+// stored into samples[first_pos / stride ...].
 template <class T>
 void take_samples(std::span<const std::byte> entries, std::size_t entry_bytes, std::uint64_t first_pos,
-                  std::uint64_t stride, std::vector<T>& samples) {
+                  std::uint64_t stride, std::vector<T>& samples, const FixedKeySpec* record_keys = nullptr) {
     const std::uint64_t count = entries.size() / entry_bytes;
     std::uint64_t pos = (first_pos + stride - 1) / stride * stride;
     for (; pos < first_pos + count; pos += stride)
-        std::memcpy(&samples[pos / stride], entries.data() + (pos - first_pos) * entry_bytes, sizeof(T));
+        samples[pos / stride] = entry_key<T>(entries.data() + (pos - first_pos) * entry_bytes, record_keys);
 }
 
 // The same for a buffer of plain keys.

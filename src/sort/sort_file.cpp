@@ -104,7 +104,7 @@ struct PlannedSort {
 
     std::optional<ColumnLayout> columns;  // keys with values or an index: joined records (column_input.hpp)
     KeySpec spec;              // the records' key (whole-record keys included)
-    bool records = false;      // runs hold entries of key words and record
+    bool records = false;      // runs hold entries of key words and record, or bare records
     std::size_t width = 0;     // bytes per input record
     bool address_space_limited = false;  // under ulimit -v (set by budgets_of, so declared before budgets)
     Budgets budgets;
@@ -113,7 +113,12 @@ struct PlannedSort {
     std::string tmp_dir;
     std::unique_ptr<ChunkSorter> sorter;
     std::string backend_reason;  // why this sorter: "--backend cpu", "no usable GPU: ..."
+    // Runs of records merged on the device (not with --unique, whose duplicates the host's merge
+    // drops) hold the bare records, keyed by this spec when read: the device needs no key words.
+    std::optional<FixedKeySpec> bare_runs;
     SortPlan plan;
+
+    const FixedKeySpec* record_keys() const { return bare_runs ? &*bare_runs : nullptr; }
 
 private:
     // Records with a key spec, or whole-record keys that --unique or columns need to see as records.
@@ -240,11 +245,13 @@ PlannedSort::PlannedSort(const PartSortOptions& options)
     if (options.device_memory_bytes && !sorter->device() && options.notice)
         options.notice("--device-memory is not used: the sort runs on the CPU (" + backend_reason + ")");
 
-    PlanInput what = plan_input(options);
     ChunkSorter& chunk_sorter = *sorter;
+    const bool merges_on_device = chunk_sorter.device() && chunk_sorter.slice_sorter() != nullptr && !options.unique;
+    if (records && merges_on_device) bare_runs = fixed_key_spec(spec);
+    PlanInput what = plan_input(options);
     const ChunkCapacity capacity{
         [&chunk_sorter](std::size_t slots, const ChunkMemory& memory) { return chunk_sorter.capacity(slots, memory); },
-        chunk_sorter.device(), chunk_sorter.slice_sorter() != nullptr};
+        chunk_sorter.device(), merges_on_device};
     plan = plan_sort(what, budgets, capacity);
     // Where tmp_dir's file system has no direct I/O, runs are spilled through the page cache.
     if (options.spill_io == IoMode::automatic && plan.spill_direct && !io::direct_io_supported(tmp_dir)) {
@@ -264,8 +271,8 @@ PlanInput PlannedSort::plan_input(const PartSortOptions& options) const {
     PlanInput what;
     if (!input.streamed()) what.records = input.size() / width;
     what.record_size = width;
-    what.entry_bytes = records ? entry_bytes(spec) : width;
-    what.entries_hold_records = records;
+    what.entry_bytes = records && !bare_runs ? entry_bytes(spec) : width;
+    what.entries_hold_records = records && !bare_runs;
     what.input_streamed = input.streamed();
     what.output_streamed = output.sequential;
     what.output_compression = output.compression;
@@ -388,7 +395,8 @@ void sort_as_one_chunk(SortJob& job, std::uint64_t records, const std::function<
     if (unique) report.output_records = unique->finish();
 }
 
-// The GPU merges by sorting exact slices of all runs, in one pass (plain keys only).
+// The GPU merges by sorting exact slices of all runs, in one pass (not with --unique, whose
+// duplicates are dropped by the host's merge).
 template <class T>
 void merge_on_device(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_t records, const SortOutput& output) {
     PartSortReport& report = job.report;
@@ -398,7 +406,7 @@ void merge_on_device(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint64_
     job.phase(ProgressPhase::writing, records * job.planned.width);
     merge_by_sorting_slices<T>(runs, *job.planned.sorter->slice_sorter(), plan.run_records, plan.device_merge_slots,
                                [&](std::uint64_t first, std::span<const std::byte> bytes) {
-                                   output.write(first * sizeof(T), bytes);
+                                   output.write(first * job.planned.width, bytes);
                                },
                                report.merge);
 }
@@ -456,7 +464,7 @@ void merge_into_output(SortJob& job, std::vector<SortedRun<T>>& runs, std::uint6
     report.bytes_spilled = plan.runs_kept_in_memory ? 0 : records * plan.entry_bytes;
     ScopedPhase phase(report.times.merge);
     if (plan.merge_on_device) {
-        if constexpr (std::is_unsigned_v<T>) merge_on_device<T>(job, runs, records, output);
+        merge_on_device<T>(job, runs, records, output);
         return;
     }
     // The chunk buffers of a CPU sorter are not used by a merge on the host: their memory goes back
@@ -543,7 +551,8 @@ void sort_known_size(SortJob& job) {
         // Reading, sorting and storing runs overlap: counted as the sorted runs are stored.
         job.phase(ProgressPhase::sorting, report.bytes);
         std::vector<SortedRun<T>> runs =
-            form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir, report.times, job.progress);
+            form_runs<T>(read, planned.width, plan, *planned.sorter, planned.record_keys(), planned.tmp_dir, report.times,
+                         job.progress);
         merge_into_output<T>(job, runs, plan.records, output);
     });
 }
@@ -572,8 +581,8 @@ void sort_shared_runs(SortJob& job, const SharedRuns& shared) {
             sizes = *shared.formed;
         } else {
             auto read = [&](std::uint64_t offset, std::span<std::byte> bytes) { planned.input.read_at(offset, bytes); };
-            const std::vector<SortedRun<T>> own = form_runs<T>(read, planned.width, plan, *planned.sorter, planned.tmp_dir,
-                                                               report.times, job.progress, shared.runs);
+            const std::vector<SortedRun<T>> own = form_runs<T>(read, planned.width, plan, *planned.sorter, nullptr,
+                                                               planned.tmp_dir, report.times, job.progress, shared.runs);
             for (const SortedRun<T>& run : own) sizes.push_back(run.size);
         }
         const std::vector<std::span<const std::byte>> runs = shared.gather(sizes);
@@ -669,7 +678,8 @@ void sort_streamed(SortJob& job) {
         // Reading, sorting and spilling runs overlap: counted as the sorted runs are stored.
         job.phase(ProgressPhase::sorting, 0);
         std::vector<SortedRun<T>> runs = form_runs_from_stream<T>(chunks, pre_read, read_next, plan, *planned.sorter,
-                                                                  planned.tmp_dir, report.times, job.progress);
+                                                                  planned.record_keys(), planned.tmp_dir, report.times,
+                                                                  job.progress);
         chunks = StreamChunks(planned.width, 0);  // their memory goes back before the merge
         std::uint64_t records = 0;
         for (const auto& run : runs) records += run.size;

@@ -33,15 +33,18 @@ struct ChunkIo {
     std::function<void(std::uint64_t first, std::uint64_t keys)> copied;
 };
 
-// Sorts slices of runs back into output keys: the GPU's merge (src/merge/slice_merge.hpp). A
-// capability of its own: only a sorter of plain keys on a device has it; the runs of the others
-// are merged on the host.
+// Sorts slices of runs back into output keys or records: the GPU's merge
+// (src/merge/slice_merge.hpp). A capability of its own: only a sorter on a device has it; the runs
+// of the others are merged on the host.
 class SliceSorter {
 public:
     virtual ~SliceSorter() = default;
-    // Sorts one slice of `keys` keys in `slot` of the chunk sorter: they come in normalised (the
-    // parts of several runs, one after the other) and go out in their raw form.
+    // Sorts one slice of `keys` elements in `slot` of the chunk sorter, stably: they come in (the
+    // parts of several runs, one after the other) as normalised keys, or for records as the
+    // records of the runs' entries (their key words left out), and go out as raw keys or records.
     virtual PhaseTimes sort_slice(std::size_t slot, std::uint64_t keys, const ChunkIo& io) = 0;
+    // Bytes of one element as sort_slice reads it.
+    virtual std::size_t slice_width() const = 0;
 };
 
 class ChunkSorter {

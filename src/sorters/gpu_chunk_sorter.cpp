@@ -42,8 +42,9 @@ PhaseTimes GpuChunkSorter::sort_run(std::size_t slot, std::uint64_t keys, const 
     return sort(slot, keys, false, false, io);
 }
 
+// Keys come in normalised; records raw (the engine takes their key words from them again).
 PhaseTimes GpuChunkSorter::sort_slice(std::size_t slot, std::uint64_t keys, const ChunkIo& io) {
-    return sort(slot, keys, true, true, io);
+    return sort(slot, keys, !engine_.record_mode(), true, io);
 }
 
 PhaseTimes GpuChunkSorter::sort(std::size_t slot, std::uint64_t keys, bool normalized, bool restore,

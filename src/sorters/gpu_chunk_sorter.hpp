@@ -16,8 +16,7 @@ class GpuChunkSorter final : public ChunkSorter, private SliceSorter {
 public:
     // Keys of order.type on `device`. Throws GpuError when the device cannot be used.
     GpuChunkSorter(const KeyOrder& order, int device);
-    // Records with a key spec: sort_chunk gives sorted records, sort_run run entries; their runs
-    // are merged on the host (no slice_sorter()).
+    // Records with a key spec: sort_chunk gives sorted records, sort_run run entries.
     GpuChunkSorter(const KeySpec& records, int device);
     std::string name() const override { return device_.name; }
     // Chunks live in device memory (the plan's device budget); host memory holds only the pinned
@@ -27,11 +26,12 @@ public:
     void prepare(std::size_t slots, std::uint64_t chunk_keys, const ChunkMemory& memory) override;
     PhaseTimes sort_chunk(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
     PhaseTimes sort_run(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
-    // Plain keys: the device merges runs by sorting slices of them.
-    SliceSorter* slice_sorter() override { return engine_.record_mode() ? nullptr : this; }
+    // The device merges runs by sorting slices of them.
+    SliceSorter* slice_sorter() override { return this; }
 
 private:
     PhaseTimes sort_slice(std::size_t slot, std::uint64_t keys, const ChunkIo& io) override;
+    std::size_t slice_width() const override { return engine_.input_width(); }
     // One chunk through the engine: normalised or raw keys in, raw or normalised out.
     PhaseTimes sort(std::size_t slot, std::uint64_t keys, bool normalized, bool restore, const ChunkIo& io);
 
