@@ -2,9 +2,10 @@
 // (argsort), and keys with value arrays carried along. The same sort as sort_file(): both
 // backends, chunks no larger than the device's budget merged, stable, the same bytes.
 //
-// Memory: besides the arrays, a sort takes at most `memory_bytes` of host memory (default: the
-// keys' and values' size, within default_memory_budget()); an array larger than that is sorted in
-// runs spilled to `tmp_dir` and merged. The arrays must stay unchanged (and alive) until the sort
+// Memory: besides the arrays, a sort takes at most `memory_bytes` of host memory (default: room
+// for the keys' and values' size, the sixteenth that any budget keeps back for scratch space
+// included, within default_memory_budget()); an array larger than that is sorted in runs spilled
+// to `tmp_dir` and merged. The arrays must stay unchanged (and alive) until the sort
 // returns; an output may be its input (in place). Throws as sort_file() does (gpusort/errors.hpp);
 // on failure an output array holds unspecified bytes.
 #pragma once

@@ -88,6 +88,11 @@ struct PlanInput {
 // (the sorter can take no record, or no merge of two runs fits).
 SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity);
 
+// What a budget leaves for the sort's buffers: a sixteenth of it is kept back for the sorter's
+// scratch space and bookkeeping. budget_for_usable() is the least budget that leaves `bytes`.
+std::uint64_t usable_memory(std::uint64_t budget);
+std::uint64_t budget_for_usable(std::uint64_t bytes);
+
 // The device memory a sort may take of `free_bytes` free: all of it less a reserve left to the
 // driver and other programs (the default --device-memory).
 std::uint64_t device_memory_available(std::uint64_t free_bytes);

@@ -56,6 +56,14 @@ std::uint64_t available_memory() {
     return available == 0 ? 0 : std::min(available, cgroup_room());
 }
 
+std::uint64_t usable_memory(std::uint64_t budget) { return budget - budget / 16; }
+
+std::uint64_t budget_for_usable(std::uint64_t bytes) {
+    std::uint64_t budget = bytes + bytes / 15;
+    while (usable_memory(budget) < bytes) ++budget;
+    return budget;
+}
+
 std::uint64_t default_memory_budget() {
     std::uint64_t available = mem_available();
     if (available == 0) available = std::uint64_t{2} << 30;
@@ -313,10 +321,10 @@ SortPlan plan_for(const PlanInput& input, const Budgets& budgets) {
     return plan;
 }
 
-// A sixteenth of the budget is kept back for the sorter's scratch space and bookkeeping; the stream
-// queues come first out of the rest. Returns the memory left for the chunks, runs and merge.
+// The stream queues come first out of the usable memory. Returns the memory left for the chunks,
+// runs and merge.
 std::uint64_t plan_streams(SortPlan& plan, const PlanInput& input, const Budgets& budgets) {
-    const std::uint64_t usable = budgets.memory_bytes - budgets.memory_bytes / 16;
+    const std::uint64_t usable = usable_memory(budgets.memory_bytes);
     plan.reader = plan_reader(usable);
     plan.writer = plan_writer(input, plan.threads, usable);
     plan.host.reader = input.input_streamed ? plan.reader.memory() : 0;

@@ -2,6 +2,7 @@
 // memory (PartSortOptions::input_memory, output_memory, memory_columns).
 #include "gpusort/sort_memory.hpp"
 
+#include "src/plan/plan_sort.hpp"
 #include "src/sort/sort_part.hpp"
 
 #include <algorithm>
@@ -51,11 +52,12 @@ void add_columns(const MemorySort& sort, std::uint64_t records, PartSortOptions&
     options.memory_columns = std::move(columns);
 }
 
-// The budget: what the arrays take at most, within the default budget (and at least its least).
+// The budget: room for what the arrays take (so that keys of that size are sorted as one chunk),
+// within the default budget (and at least its least).
 std::uint64_t default_budget(const MemorySort& sort) {
     std::uint64_t bytes = sort.keys.size() + sort.index_output.size();
     for (const MemoryValues& values : sort.values) bytes += values.input.size();
-    return std::max(kMinMemoryBudget, std::min(bytes, default_memory_budget()));
+    return std::max(kMinMemoryBudget, std::min(budget_for_usable(bytes), default_memory_budget()));
 }
 
 PartSortOptions part_options(const MemorySort& sort, const MemoryOptions& memory) {
