@@ -183,6 +183,25 @@ TEST_F(TextSort, RandomOptionsInRunsAndMergePasses) {
     }
 }
 
+// Few distinct first keys: large groups of lines with equal prefixes, settled by the next keys and
+// the last resort (sorted again by their prefixes).
+TEST_F(TextSort, FewDistinctKeys) {
+    std::mt19937_64 random(1210);
+    std::string text;
+    for (int i = 0; i < 20000; ++i) {
+        text += std::string(1, "abAB"[random() % 4]) + "," + std::to_string(random() % 300) + "." +
+                std::to_string(random() % 3) + "," + std::string(random() % 40, "xyz"[random() % 3]) + "\n";
+    }
+    write_text(dir / "in", text);
+    const std::vector<Args> cases = {{"-t,", "-k1,1", "-k2,2n"}, {"-t,", "-k1,1", "-k2,2n", "-s"},
+                                     {"-t,", "-k1,1f", "-k2,2nr", "-u"}, {"-k2,2"}, {"-t,", "-k3,3", "-r"},
+                                     {"-t,", "-k1,1", "-k3", "-S", "1M"}};
+    for (Args args : cases) {
+        args.push_back("in");
+        expect_like_gnu(args);
+    }
+}
+
 TEST_F(TextSort, StdinToStdout) {
     std::mt19937_64 random(1203);
     write_text(dir / "in", random_text(random, {5000}));

@@ -138,28 +138,67 @@ void sort_entries(std::vector<LineEntry>& entries, const ChunkSortOptions& optio
     sort_memory(sort, memory);
 }
 
-// Puts a group of entries with equal prefixes in the order of compare_lines, ties by line number
-// (the order of input), so that the whole order is stable. Where every line of the group has the
-// same keys as the first (found in one pass), only the last-resort comparison can tell them apart:
-// then they are sorted by it alone (compare_lines with no keys), or not at all with -s or -u.
-void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const TextKeys& keys) {
-    const std::string_view first = chunk.line(group.front().line);
-    const bool same_keys = !keys.keys.empty() && std::all_of(group.begin() + 1, group.end(), [&](const LineEntry& entry) {
-        return equal_keys(first, chunk.line(entry.line), keys);
+// Groups of at least this many lines whose first keys are equal are sorted again by the prefix
+// of their next key, rather than by comparing lines.
+constexpr std::size_t kMinPrefixedGroup = 64;
+
+// The order from each key on, for groups of lines whose earlier keys are equal: from[i] is the
+// order without the first i keys (from[0] the whole order, from[keys] the last resort alone);
+// only[i] is key i alone.
+struct KeyLevels {
+    explicit KeyLevels(const TextKeys& keys) : from(keys.keys.size() + 1, keys), only(keys.keys.size(), keys) {
+        for (std::size_t i = 0; i < keys.keys.size(); ++i) {
+            from[i + 1].keys.erase(from[i + 1].keys.begin(), from[i + 1].keys.begin() + static_cast<std::ptrdiff_t>(i + 1));
+            only[i].keys = {keys.keys[i]};
+        }
+    }
+    std::vector<TextKeys> from;
+    std::vector<TextKeys> only;
+};
+
+void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const KeyLevels& levels, std::size_t level);
+
+// Entries with equal prefixes compare by line number: the order of input.
+bool before_by_prefix(const LineEntry& a, const LineEntry& b) {
+    const int order = std::memcmp(a.prefix.data(), b.prefix.data(), kPrefixBytes);
+    return order != 0 ? order < 0 : a.line < b.line;
+}
+
+// A group whose lines have equal keys before `level` sorted by the prefix of key `level` (after
+// the last key: of the whole line), its groups of equal prefixes then settled.
+void sort_by_prefix(std::span<LineEntry> group, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, group.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) key_prefix(chunk.line(group[i].line), levels.from[level], group[i].prefix);
     });
-    if (same_keys && (keys.stable || keys.unique)) return;
-    TextKeys last_resort;
-    last_resort.reverse = keys.reverse;
-    const TextKeys& order = same_keys ? last_resort : keys;
+    tbb::parallel_sort(group.begin(), group.end(), before_by_prefix);
+    settle_ties(group, chunk, levels, level);
+}
+
+// Puts a group of entries with equal prefixes (of key `level`) in the order of compare_lines,
+// ties by line number (the order of input), so that the whole order is stable. Where key `level`
+// is the same in every line of the group (found in one pass), the next key decides, or after the
+// last key the last-resort comparison (the whole line's prefix), or with -s and -u nothing: a
+// large group is sorted again by that prefix.
+void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
+    const std::string_view first = chunk.line(group.front().line);
+    const bool same_key = level < levels.only.size() && std::all_of(group.begin() + 1, group.end(), [&](const LineEntry& entry) {
+        return equal_keys(first, chunk.line(entry.line), levels.only[level]);
+    });
+    if (same_key) {
+        ++level;
+        const TextKeys& rest = levels.from[level];
+        if (rest.keys.empty() && (rest.stable || rest.unique)) return;
+        if (group.size() >= kMinPrefixedGroup) return sort_by_prefix(group, chunk, levels, level);
+    }
     tbb::parallel_sort(group.begin(), group.end(), [&](const LineEntry& a, const LineEntry& b) {
-        const int sign = compare_lines(chunk.line(a.line), chunk.line(b.line), order);
-        return sign != 0 ? sign < 0 : a.line < b.line;
+        const int order = compare_lines(chunk.line(a.line), chunk.line(b.line), levels.from[level]);
+        return order != 0 ? order < 0 : a.line < b.line;
     });
 }
 
-// Settles every group of equal prefixes. The groups are independent: each range of entries
-// settles the groups that begin in it.
-void settle_ties(std::vector<LineEntry>& entries, const LineChunk& chunk, const TextKeys& keys) {
+// Settles every group of equal prefixes (of key `level`). The groups are independent: each range
+// of entries settles the groups that begin in it.
+void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
     const std::size_t n = entries.size();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<std::size_t>& range) {
         std::size_t first = range.begin();
@@ -167,7 +206,7 @@ void settle_ties(std::vector<LineEntry>& entries, const LineChunk& chunk, const 
         while (first < range.end()) {
             std::size_t last = first + 1;
             while (last < n && entries[last].prefix == entries[first].prefix) ++last;
-            if (last - first > 1) settle_group(std::span(entries).subspan(first, last - first), chunk, keys);
+            if (last - first > 1) settle_group(entries.subspan(first, last - first), chunk, levels, level);
             first = last;
         }
     });
@@ -184,7 +223,7 @@ std::vector<LineEntry> sort_chunk(const LineChunk& chunk, const TextKeys& keys, 
         }
     });
     sort_entries(entries, options);
-    settle_ties(entries, chunk, keys);
+    settle_ties(entries, chunk, KeyLevels(keys), 0);
     return entries;
 }
 
