@@ -43,8 +43,7 @@ ChunkReader::ChunkReader(std::vector<InputFile>& inputs, const TextBudget& budge
     chunk_.capacity_ = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity)));
     chunk_.text_.reset(static_cast<char*>(std::malloc(chunk_.capacity_)));
     if (!chunk_.text_) throw std::bad_alloc();
-    const std::uint64_t most_lines = chunk_bytes_ / kLineCost + 1;
-    chunk_.ends_.reserve(static_cast<std::size_t>(std::min(most_lines, known.value_or(most_lines))));
+    if (known) chunk_.ends_.reserve(static_cast<std::size_t>(std::min(chunk_bytes_ / kLineCost + 1, *known)));
 }
 
 bool ChunkReader::fill() {
@@ -133,7 +132,8 @@ void sort_entries(std::vector<LineEntry>& entries, const ChunkSortOptions& optio
     MemoryOptions memory;
     memory.backend = entries.size() < kMinGpuLines ? Backend::cpu : Backend::automatic;
     memory.threads = options.threads;
-    // Room for one chunk of them (the entry's share of kLineCost), with a margin: never spilled.
+    // Twice what kLineCost counts for the sort (the entry and the engine's own), so that the
+    // entries are sorted as one chunk, never spilled.
     memory.memory_bytes = (std::uint64_t{1} << 20) + entries.size() * (kLineCost - 8) * 2;
     sort_memory(sort, memory);
 }
