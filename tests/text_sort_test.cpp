@@ -1,9 +1,10 @@
 // gpusort-sort against GNU sort itself: both programs run with the same options on the same inputs
 // (seeded random lines over small alphabets with fields, numbers, blanks, both cases, empty and
 // long lines, inputs without a last terminator, NUL-terminated lines), and their outputs, exit
-// statuses and messages compared byte for byte: in one chunk and in many runs merged in several
-// passes (a small -S), from stdin and from several files, -o onto an input, -m, -c and -C; and
-// what only gpusort-sort says: the options it refuses, a line over its limit.
+// statuses and messages compared byte for byte: in one chunk (one large enough for the GPU) and in
+// many runs merged in several passes (a small -S), from stdin and from several files, -o onto an
+// input, -m, -c and -C; and what only gpusort-sort says: the options it refuses, a line over its
+// limit.
 #include "tests/gnu_sort.hpp"
 #include "tests/scratch_dir.hpp"
 
@@ -200,6 +201,15 @@ TEST_F(TextSort, FewDistinctKeys) {
         args.push_back("in");
         expect_like_gnu(args);
     }
+}
+
+// A chunk of over a million lines: its entries go to the GPU where one can be used (smaller
+// chunks are sorted on the CPU).
+TEST_F(TextSort, ChunkLargeEnoughForTheGpu) {
+    std::mt19937_64 random(1211);
+    write_text(dir / "in", random_text(random, {1100000, '\n', ',', false}));
+    expect_like_gnu({"in"});
+    expect_like_gnu({"-t,", "-k2,2n", "-k1,1r", "in"});
 }
 
 TEST_F(TextSort, StdinToStdout) {
