@@ -157,7 +157,6 @@ const std::vector<std::pair<Args, std::string>> kGnuErrors = {
     {{"-S", "1e"}, "invalid suffix in -S argument '1e'"},
     {{"-S", "1bb"}, "invalid suffix in -S argument '1bb'"},
     {{"-S", "5%%"}, "invalid suffix in -S argument '5%%'"},
-    {{"--buffer-size=1Q"}, "invalid suffix in --buffer-size argument '1Q'"},
     {{"-S", "1Y"}, "-S argument '1Y' too large"},
     {{"-S", "1Z"}, "-S argument '1Z' too large"},
     {{"-S", "16E"}, "-S argument '16E' too large"},
