@@ -17,7 +17,7 @@ Sort the lines of the FILEs together, in the C locale's byte order (as LC_ALL=C 
 does), and write them to standard output. With no FILE, or where FILE is -, standard
 input is read.
 
-Ordering:
+Options:
   -b, --ignore-leading-blanks  skip the blanks before each key
   -f, --ignore-case            compare lower-case letters as upper-case ones
   -n, --numeric-sort           compare keys as decimal numbers
@@ -49,7 +49,11 @@ Not supported (refused by name): -d -g -h -i -M -R -V, --sort, --random-source,
 --files0-from, --compress-program, --batch-size, --debug, +POS keys.
 
 Chunks of lines are sorted on an NVIDIA GPU when one can be used, else on all CPUs.
-Exit status: 0; 1 when -c or -C finds disorder; 2 on an error.
+
+Exit status:
+  0  sorted or merged (or -c, -C found the input in order)
+  1  -c or -C found a line out of order
+  2  an error (a FILE named by -o was not created, an existing one is unchanged)
 )";
 
 }  // namespace

@@ -10,7 +10,7 @@ build=$1 source=$2 work=$3
 rm -rf "$work"
 mkdir -p "$work/data"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
-programs=(gpusort-file gpusort-gen gpusort-check)
+programs=(gpusort-file gpusort-sort gpusort-gen gpusort-check)
 [ -x "$build/src/distributed/gpusort-mpi" ] && programs+=(gpusort-mpi)  # where MPI was found
 for program in "${programs[@]}"; do
   test -x "$work/prefix/bin/$program" || { echo "install_test: bin/$program was not installed"; exit 1; }
