@@ -4,6 +4,7 @@
 #include "io/stream_writer.hpp"
 #include "src/cli/count_option.hpp"
 #include "src/cli/key_options.hpp"
+#include "src/cli/line_options.hpp"
 #include "src/cli/size_parse.hpp"
 #include "src/cli/option_values.hpp"
 #include "src/plan/plan_report.hpp"
@@ -78,9 +79,11 @@ po::options_description visible_options() {
         "Usage: gpusort-file [OPTIONS] INPUT OUTPUT\n"
         "  or:  gpusort-file [OPTIONS] KEYS [OUTPUT] --values V:OUT[:WIDTH]... [--index-out INDEX]\n"
         "  or:  gpusort-file [OPTIONS] --gather INDEX [--index-type TYPE] V OUT\n"
+        "  or:  gpusort-file --lines [--line-key POS1[,POS2]]... [OPTIONS] INPUT OUTPUT\n"
         "Sorts a binary file of fixed-size records. OUTPUT may be the same path as INPUT. With --values\n"
         "and --index-out, value files are carried along with the keys and the permutation is written;\n"
         "OUTPUT (the sorted keys) may then be left out, and every output appears together or none does.\n"
+        "With --lines, sorts text lines as LC_ALL=C sort does (gpusort-sort's engine).\n"
         "\n"
         "INPUT and OUTPUT may be - for standard input and output. A name ending in .gz, .bz2, .xz or .zst\n"
         "is read or written compressed. A file appears at OUTPUT only once it is complete.\n"
@@ -115,6 +118,7 @@ po::options_description visible_options() {
         ("stats", po::value<std::string>()->value_name("FILE"), "write a JSON report to FILE ('-' for stderr)")
         ("plan", "print what the sort will take (runs, passes, memory, disk, device) and exit without sorting; with --stats - as JSON");
     add_gather_option(visible);
+    add_line_options(visible);
     add_help_and_version(visible);
     return visible;
 }
@@ -131,7 +135,9 @@ std::string help_text(const po::options_description& visible) {
                      "  gpusort-file --format gensort --memory 8G in out        Sort Benchmark records, 8 GiB of memory\n"
            "  zstd -dc dump.zst | gpusort-file --key 8:u32 --record-size 16 - sorted.zst\n"
            "                                                          16-byte records by the u32 at byte 8,\n"
-           "                                                          from a pipe into a compressed file\n");
+           "                                                          from a pipe into a compressed file\n"
+           "  gpusort-file --lines --field-separator , --line-key 2,2n log.csv.gz sorted.csv.zst\n"
+           "                                                          CSV lines by their 2nd field as a number\n");
 }
 
 // The words of the command line as parse_words reads them, with Boost's errors turned into
@@ -315,14 +321,19 @@ CliCommand parse_command_line(const std::vector<std::string>& args) {
         command.action = CliCommand::Action::version;
         return command;
     }
-    read_gather(vm, words, command);
-    // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
-    const KeyOptions key = parse_key_options(vm);
     SortOptions& sort = command.sort;
-    read_columns(vm, sort);
-    read_operands(words, sort);
-    sort.order = key.order;
-    sort.records = key.records;
+    command.lines = parse_line_options(vm);
+    if (command.lines) {
+        read_operands(words, sort);
+    } else {
+        read_gather(vm, words, command);
+        // The key options first: "--key in out" took "in" for the key, which says more than a missing OUTPUT.
+        const KeyOptions key = parse_key_options(vm);
+        read_columns(vm, sort);
+        read_operands(words, sort);
+        sort.order = key.order;
+        sort.records = key.records;
+    }
     sort.unique = vm.count("unique") > 0;
     read_budgets(vm, sort);
     read_file_options(vm, sort);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gpusort/sort_file.hpp"
+#include "src/text/text_keys.hpp"
 
 #include <optional>
 #include <string>
@@ -16,6 +17,8 @@ struct CliCommand {
     std::optional<std::string> stats_path;  // --stats FILE ('-' = stderr; with --plan, stdout)
     // --gather INDEX: apply that saved permutation to sort.input into sort.output instead of sorting.
     std::optional<std::string> gather_index;
+    // --lines: sort.input's text lines sorted in this order (src/text) instead of binary records.
+    std::optional<TextKeys> lines;
     // --progress / --quiet; neither: a progress line when stderr is a terminal.
     std::optional<bool> progress;
     bool quiet = false;

@@ -1,11 +1,12 @@
 // gpusort-file: the command-line program (or, with --plan, only the plan of the sort; with --gather,
-// a saved permutation applied to a column instead of a sort). Every failure ends in one line on
+// a saved permutation applied to a column instead of a sort; with --lines, a sort of text lines). Every failure ends in one line on
 // stderr that starts with "gpusort-file: " and a non-zero exit status (2: bad command line, 1:
 // failed sort); SIGINT, SIGTERM and SIGHUP end it by that signal, after removing any named temp file.
 #include "io/file.hpp"
 #include "io/io_error.hpp"
 #include "io/signal_cleanup.hpp"
 #include "src/cli/cli_options.hpp"
+#include "src/cli/line_report.hpp"
 #include "src/cli/progress_line.hpp"
 #include "src/plan/plan_report.hpp"
 
@@ -91,24 +92,39 @@ int main(int argc, char** argv) {
     try {
         if (command.action == CliCommand::Action::plan) {
             // What the sort would take, on stdout (as JSON with --stats -, also into a --stats FILE).
-            const SortPlan plan = plan_file(command.sort);
-            const std::string json = plan_report_json(command.sort, plan);
+            std::string json, text;
+            if (command.lines) {
+                const LinePlan plan = plan_line_file(command.sort, *command.lines);
+                json = line_plan_report_json(command.sort, plan);
+                text = line_plan_text(plan);
+            } else {
+                const SortPlan plan = plan_file(command.sort);
+                json = plan_report_json(command.sort, plan);
+                text = plan_text(plan);
+            }
             if (command.stats_path && *command.stats_path != "-") write_stats(*command.stats_path, json);
-            std::cout << (command.stats_path == "-" ? json : plan_text(plan));
+            std::cout << (command.stats_path == "-" ? json : text);
             if (!std::cout.flush()) throw std::runtime_error("cannot write the plan to standard output");
             return 0;
         }
         const StatsFileCheck stats_file(command.stats_path);
-        SortReport report;
+        std::string summary, json;
         try {
-            report = command.gather_index ? gather_file(*command.gather_index, command.sort) : sort_file(command.sort);
+            if (command.lines) {
+                const LineFileReport report = sort_line_file(command.sort, *command.lines);
+                summary = line_sort_summary(report);
+                json = line_stats_json(command.sort, *command.lines, report);
+            } else {
+                const SortReport report = command.gather_index ? gather_file(*command.gather_index, command.sort) : sort_file(command.sort);
+                summary = sort_summary(report);
+                json = stats_json(command.sort, report);
+            }
         } catch (...) {
             stats_file.remove_if_made();
             throw;
         }
-        if (progress) progress->finish(sort_summary(report));  // the line ends before anything else is printed
+        if (progress) progress->finish(summary);  // the line ends before anything else is printed
         if (command.stats_path) {
-            const std::string json = stats_json(command.sort, report);
             if (*command.stats_path == "-")
                 std::cerr << json;
             else

@@ -125,20 +125,39 @@ std::string render_progress(const ProgressCounters::Snapshot& snapshot, double b
     return line;
 }
 
-std::string sort_summary(const SortReport& report) {
-    auto count = [](std::uint64_t n, const char* one, const char* many) {
-        return std::to_string(n) + " " + (n == 1 ? one : many);
+namespace {
+
+// What every summary says: "sorted N THINGS (SIZE)[, K kept] in S s, RATE; R runs, M merge passes".
+std::string summary_of(std::uint64_t items, const char* one, const char* many, std::uint64_t kept, std::uint64_t bytes,
+                       double seconds, std::uint64_t runs, unsigned merge_passes) {
+    auto count = [](std::uint64_t n, const char* singular, const char* plural) {
+        return std::to_string(n) + " " + (n == 1 ? singular : plural);
     };
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.2f s", report.seconds);
-    std::string line = "sorted " + count(report.records, "record", "records") + " (" + format_bytes(report.bytes) + ")";
-    if (report.output_records != report.records) line += ", " + std::to_string(report.output_records) + " kept";
-    line += std::string(" in ") + seconds;
-    if (report.seconds > 0) line += ", " + format_rate(static_cast<double>(report.bytes) / report.seconds);
-    line += "; " + count(report.runs, "run", "runs") + ", ";
-    line += report.merge_passes == 0 ? std::string("no merge") : count(report.merge_passes, "merge pass", "merge passes");
+    char time[32];
+    std::snprintf(time, sizeof time, "%.2f s", seconds);
+    std::string line = "sorted " + count(items, one, many) + " (" + format_bytes(bytes) + ")";
+    if (kept != items) line += ", " + std::to_string(kept) + " kept";
+    line += std::string(" in ") + time;
+    if (seconds > 0) line += ", " + format_rate(static_cast<double>(bytes) / seconds);
+    line += "; " + count(runs, "run", "runs") + ", ";
+    line += merge_passes == 0 ? std::string("no merge") : count(merge_passes, "merge pass", "merge passes");
+    return line;
+}
+
+}  // namespace
+
+std::string sort_summary(const SortReport& report) {
+    std::string line = summary_of(report.records, "record", "records", report.output_records, report.bytes, report.seconds,
+                                  report.runs, report.merge_passes);
     line += "; backend " + report.backend;
     if (!report.backend_reason.empty()) line += " (" + report.backend_reason + ")";
+    if (report.verified) line += "; verified";
+    return line;
+}
+
+std::string line_sort_summary(const LineFileReport& report) {
+    std::string line = summary_of(report.sort.lines, "line", "lines", report.output_lines, report.input_bytes, report.seconds,
+                                  report.sort.runs, report.sort.merge_passes);
     if (report.verified) line += "; verified";
     return line;
 }

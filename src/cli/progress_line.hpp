@@ -5,6 +5,7 @@
 
 #include "gpusort/progress.hpp"
 #include "gpusort/sort_file.hpp"
+#include "src/text/line_file.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -31,6 +32,8 @@ std::string render_progress(const ProgressCounters::Snapshot& snapshot, double b
 //    backend cpu (no usable GPU: ...)"     (one line)
 // with ", N kept" after the records when --unique dropped some, and "; verified" after --verify.
 std::string sort_summary(const SortReport& report);
+// The same for gpusort-file --lines: "sorted N lines (SIZE) in ...; R runs, ...[; verified]".
+std::string line_sort_summary(const LineFileReport& report);
 
 // Throughput over the last `window_seconds` of one phase, from (seconds, bytes done) samples.
 class ThroughputWindow {

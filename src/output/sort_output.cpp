@@ -9,6 +9,7 @@
 #include "src/input/column_input.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -56,6 +57,13 @@ OutputShape output_shape(const std::string& path, std::optional<Compression> com
     shape.sequential = !file || shape.compression != Compression::none;
     if (file) shape.folder = io::parent_folder(io::follow_links(path));
     return shape;
+}
+
+std::string runs_folder(const std::optional<std::string>& tmp_dir, const OutputShape& output) {
+    const std::string folder = tmp_dir.value_or(output.folder);
+    if (!folder.empty()) return folder;
+    const char* env = std::getenv("TMPDIR");
+    return env && *env ? env : "/tmp";
 }
 
 OutputTarget::OutputTarget(const OutputOptions& options)

@@ -133,6 +133,9 @@ struct OutputShape {
     Compression compression = Compression::none;
 };
 OutputShape output_shape(const std::string& path, std::optional<Compression> compression);
+// Where spilled runs go: --tmp-dir where given, else next to a file OUTPUT (`output`), else
+// $TMPDIR (or /tmp).
+std::string runs_folder(const std::optional<std::string>& tmp_dir, const OutputShape& output);
 
 // What --verify checks the output against.
 struct OutputExpectation {

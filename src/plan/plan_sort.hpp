@@ -88,6 +88,16 @@ struct PlanInput {
 // (the sorter can take no record, or no merge of two runs fits).
 SortPlan plan_sort(const PlanInput& input, const Budgets& budgets, const ChunkCapacity& capacity);
 
+// The stream reader's queue within a share of the `usable` memory: io's default blocks, smaller
+// when they would take more. Planned for every sort: a compressed output is read back by --verify.
+ReaderPlan plan_reader(std::uint64_t usable);
+// The stream writer's queue (a compressed output: input.output_compression, compression_level):
+// the format's blocks, two in flight per compressing thread (at most `threads`), and each thread's
+// encoder; within a share of `usable` by fewer threads first, smaller blocks only when one thread
+// does not fit. An encoder larger than the share (xz's at high levels under a small budget) is
+// taken as it is, beside blocks that fill the share.
+WriterPlan plan_writer(const PlanInput& input, unsigned threads, std::uint64_t usable);
+
 // What a budget leaves for the sort's buffers: a sixteenth of it is kept back for the sorter's
 // scratch space and bookkeeping. budget_for_usable() is the least budget that leaves `bytes`.
 std::uint64_t usable_memory(std::uint64_t budget);

@@ -157,8 +157,8 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 std::uint64_t reader_share(std::uint64_t usable) { return usable / 8; }
 std::uint64_t writer_share(std::uint64_t usable) { return usable / 4; }
 
-// The stream reader's queue: io's default blocks, smaller when they would take more than their
-// share. Planned for every sort: a compressed output is read back by --verify.
+}  // namespace
+
 ReaderPlan plan_reader(std::uint64_t usable) {
     const io::StreamReaderQueue defaults;
     ReaderPlan reader{defaults.block_bytes, defaults.queued_blocks};
@@ -168,10 +168,6 @@ ReaderPlan plan_reader(std::uint64_t usable) {
     return reader;
 }
 
-// The stream writer's queue (a compressed output): the format's blocks, two in flight per
-// compressing thread, and each thread's encoder; within their share by fewer threads first,
-// smaller blocks only when one thread does not fit. An encoder larger than the share (xz's at
-// high levels under a small budget) is taken as it is, beside blocks that fill the share.
 WriterPlan plan_writer(const PlanInput& input, unsigned threads, std::uint64_t usable) {
     if (input.output_compression == Compression::none) return {};
     const Compression format = input.output_compression;
@@ -192,6 +188,8 @@ WriterPlan plan_writer(const PlanInput& input, unsigned threads, std::uint64_t u
     }
     return writer;
 }
+
+namespace {
 
 // The device's budget and staging: a reserve is left to the driver and other programs; pinned
 // staging takes the device's preferred size, at most a sixteenth of the host memory left

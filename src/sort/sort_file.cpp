@@ -224,12 +224,7 @@ PlannedSort::PlannedSort(const PartSortOptions& options)
              options.memory_columns ? options.memory_columns->values : std::vector<std::span<const std::byte>>{}}),
       output(shape_of(options)) {
     if (options.progress) options.progress->start_phase(ProgressPhase::starting, 0);
-    // Spilled runs go next to a regular OUTPUT, else to $TMPDIR (or /tmp).
-    tmp_dir = options.tmp_dir.value_or(output.folder);
-    if (tmp_dir.empty()) {
-        const char* env = std::getenv("TMPDIR");
-        tmp_dir = env && *env ? env : "/tmp";
-    }
+    tmp_dir = runs_folder(options.tmp_dir, output);
     if (options.output_region && options.output_region->offset % width != 0)
         throw std::invalid_argument("an output region starts at a whole record: byte " +
                                     std::to_string(options.output_region->offset) + " is not a multiple of " +

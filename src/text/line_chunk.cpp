@@ -10,6 +10,7 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <span>
@@ -26,20 +27,20 @@ constexpr std::size_t kMinRead = std::size_t{64} << 10;
 constexpr std::size_t kMinGpuLines = std::size_t{1} << 20;
 
 // The bytes the inputs hold, where every one is a regular file.
-std::optional<std::uint64_t> inputs_size(const std::vector<InputFile>& inputs) {
+std::optional<std::uint64_t> inputs_size(const std::vector<ByteSource*>& inputs) {
     std::uint64_t bytes = 0;
-    for (const InputFile& input : inputs) {
-        if (!input.known_size()) return std::nullopt;
-        bytes += *input.known_size() + 1;  // and a terminator that may be added
+    for (const ByteSource* input : inputs) {
+        if (!input->known_size()) return std::nullopt;
+        bytes += *input->known_size() + 1;  // and a terminator that may be added
     }
     return bytes;
 }
 
 }  // namespace
 
-ChunkReader::ChunkReader(std::vector<InputFile>& inputs, const TextBudget& budget, char terminator)
-    : inputs_(&inputs), chunk_bytes_(budget.chunk_bytes()), line_limit_(budget.line_limit()), terminator_(terminator) {
-    const std::optional<std::uint64_t> known = inputs_size(inputs);
+ChunkReader::ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator)
+    : inputs_(std::move(inputs)), chunk_bytes_(budget.chunk_bytes()), line_limit_(budget.line_limit()), terminator_(terminator) {
+    const std::optional<std::uint64_t> known = inputs_size(inputs_);
     chunk_.capacity_ = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity)));
     chunk_.text_.reset(static_cast<char*>(std::malloc(chunk_.capacity_)));
     if (!chunk_.text_) throw std::bad_alloc();
@@ -59,7 +60,7 @@ bool ChunkReader::fill() {
 
 bool ChunkReader::done() const {
     const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
-    return input_ == inputs_->size() && chunk_.size_ == given;
+    return input_ == inputs_.size() && chunk_.size_ == given;
 }
 
 bool ChunkReader::cut_lines() {
@@ -74,14 +75,14 @@ bool ChunkReader::cut_lines() {
         const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(found) - text) + 1;
         if (end + (ends.size() + 1) * kLineCost > chunk_bytes_) return false;
         const std::size_t length = end - 1 - (ends.empty() ? 0 : ends.back());
-        if (length > line_limit_) line_too_long((*inputs_)[input_].name(), line_number_ + 1, line_limit_);
+        if (length > line_limit_) line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
         longest_ = std::max(longest_, length);
         ends.push_back(end);
         ++line_number_;
         scanned_ = end;
     }
     const std::size_t partial = chunk_.size_ - (ends.empty() ? 0 : ends.back());
-    if (partial > line_limit_) line_too_long((*inputs_)[input_].name(), line_number_ + 1, line_limit_);
+    if (partial > line_limit_) line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
     if (input_ended_) {  // all of it is cut into lines: on to the next input
         ++input_;
         input_ended_ = false;
@@ -91,7 +92,7 @@ bool ChunkReader::cut_lines() {
 }
 
 bool ChunkReader::read_more() {
-    if (input_ == inputs_->size()) return false;
+    if (input_ == inputs_.size()) return false;
     const std::uint64_t held = chunk_.size_ + chunk_.ends_.size() * kLineCost;
     if (held >= chunk_bytes_) return false;
     if (chunk_.size_ == chunk_.capacity_) grow();
@@ -99,7 +100,7 @@ bool ChunkReader::read_more() {
     // than could be all terminators (each line costing kLineCost), or kMinRead.
     const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(
         chunk_.capacity_ - chunk_.size_, std::max<std::uint64_t>(kMinRead, (chunk_bytes_ - held) / (1 + kLineCost))));
-    const std::size_t n = (*inputs_)[input_].read(std::span<char>(chunk_.text_.get() + chunk_.size_, piece));
+    const std::size_t n = inputs_[input_]->read(std::span<char>(chunk_.text_.get() + chunk_.size_, piece));
     chunk_.size_ += n;
     if (n == 0) {
         input_ended_ = true;
@@ -215,6 +216,7 @@ void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const Key
 }  // namespace
 
 std::vector<LineEntry> sort_chunk(const LineChunk& chunk, const TextKeys& keys, const ChunkSortOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
     std::vector<LineEntry> entries(chunk.lines());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
         for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -223,7 +225,12 @@ std::vector<LineEntry> sort_chunk(const LineChunk& chunk, const TextKeys& keys, 
         }
     });
     sort_entries(entries, options);
+    const auto sorted = std::chrono::steady_clock::now();
     settle_ties(entries, chunk, KeyLevels(keys), 0);
+    if (options.times) {
+        options.times->sort += std::chrono::duration<double>(sorted - start).count();
+        options.times->ties += std::chrono::duration<double>(std::chrono::steady_clock::now() - sorted).count();
+    }
     return entries;
 }
 

@@ -23,6 +23,8 @@ namespace gpusort {
 class LineChunk {
 public:
     std::size_t lines() const { return ends_.size(); }
+    // Bytes of its lines, each with its terminator.
+    std::uint64_t bytes() const { return ends_.empty() ? 0 : ends_.back(); }
     // Line i without its terminator.
     std::string_view line(std::size_t i) const {
         const std::uint64_t begin = i == 0 ? 0 : ends_[i - 1];
@@ -44,7 +46,7 @@ private:
 // budget's chunk_bytes(). A last line without its terminator is given one, at the end of each input.
 class ChunkReader {
 public:
-    ChunkReader(std::vector<InputFile>& inputs, const TextBudget& budget, char terminator);
+    ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator);
 
     // Fills the chunk with the next lines: false when none is left.
     bool fill();
@@ -60,7 +62,7 @@ private:
     bool read_more();
     void grow();
 
-    std::vector<InputFile>* inputs_;
+    std::vector<ByteSource*> inputs_;
     std::size_t input_ = 0;          // the input being read
     bool input_ended_ = false;       // ... has been read to its end
     std::uint64_t line_number_ = 0;  // lines of that input cut so far
@@ -79,8 +81,15 @@ struct LineEntry {
 };
 static_assert(sizeof(LineEntry) == 32);
 
+// Seconds a chunk's sort took, by step: its entries made and sorted, and the ties settled.
+struct ChunkSortTimes {
+    double sort = 0;
+    double ties = 0;
+};
+
 struct ChunkSortOptions {
     unsigned threads = 1;
+    ChunkSortTimes* times = nullptr;  // where the steps' seconds are added (optional)
 };
 
 // The chunk's entries in the order of compare_lines, stable.

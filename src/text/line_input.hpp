@@ -23,6 +23,8 @@ public:
     virtual std::size_t read(std::span<char> buffer) = 0;
     // The source as messages name it.
     virtual const std::string& name() const = 0;
+    // The bytes it holds when that is known up front (a regular file); nullopt otherwise.
+    virtual std::optional<std::uint64_t> known_size() const { return std::nullopt; }
 };
 
 // An input operand: a file, or stdin for "-" (left open). A file is checked to be readable when
@@ -40,8 +42,7 @@ public:
 
     std::size_t read(std::span<char> buffer) override;
     const std::string& name() const override { return name_; }
-    // The bytes it holds when it is a regular file; nullopt otherwise.
-    std::optional<std::uint64_t> known_size() const { return known_size_; }
+    std::optional<std::uint64_t> known_size() const override { return known_size_; }
 
 private:
     void close();

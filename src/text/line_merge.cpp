@@ -37,6 +37,12 @@ SpilledRun SpillFiles::add_run(const io::File& file, std::uint64_t bytes) {
     return run;
 }
 
+std::uint64_t SpillFiles::bytes() const {
+    std::uint64_t total = 0;
+    for (const std::uint64_t size : sizes_) total += size;
+    return total;
+}
+
 std::vector<std::string> temp_folders(const std::vector<std::string>& given) {
     if (!given.empty()) return given;
     const char* tmpdir = std::getenv("TMPDIR");
@@ -112,9 +118,21 @@ void merge_once(const std::vector<ByteSource*>& sources, std::size_t longest_lin
 
 }  // namespace
 
-void merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, const TextKeys& keys,
-                   const TextBudget& budget, const std::vector<std::string>& folders, UniqueLines& out) {
-    const std::size_t fan_in = std::min(budget.fan_in(longest_line + 1), descriptor_room());
+std::size_t merge_fan_in(const TextBudget& budget, std::size_t longest_line) {
+    return std::min(budget.fan_in(longest_line + 1), descriptor_room());
+}
+
+unsigned merge_passes(std::size_t sources, std::size_t fan_in) {
+    if (sources == 0) return 0;
+    unsigned passes = 1;
+    for (; sources > fan_in; ++passes) sources = (sources + fan_in - 1) / fan_in;
+    return passes;
+}
+
+MergeCounts merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, const TextKeys& keys,
+                          const TextBudget& budget, const std::vector<std::string>& folders, UniqueLines& out) {
+    const std::size_t fan_in = merge_fan_in(budget, longest_line);
+    MergeCounts counts{merge_passes(sources.size(), fan_in), 0};
     std::unique_ptr<SpillFiles> spill;  // the runs of the last pass
     std::vector<RunSource> runs;
     while (sources.size() > fan_in) {
@@ -131,9 +149,11 @@ void merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, c
         runs.clear();
         for (const SpilledRun& run : merged) runs.emplace_back(*run.file, run.begin, run.end);
         for (RunSource& run : runs) sources.push_back(&run);
+        counts.bytes_spilled += next->bytes();
         spill = std::move(next);  // the files of the pass before go
     }
     merge_once(sources, longest_line, keys, budget, out);
+    return counts;
 }
 
 }  // namespace gpusort

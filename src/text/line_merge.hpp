@@ -41,6 +41,9 @@ public:
         return add_run(file, writer.bytes());
     }
 
+    // Bytes written to the files so far.
+    std::uint64_t bytes() const;
+
 private:
     io::File& next_file();
     SpilledRun add_run(const io::File& file, std::uint64_t bytes);
@@ -54,10 +57,22 @@ private:
 // The folders of -T, or $TMPDIR, or /tmp.
 std::vector<std::string> temp_folders(const std::vector<std::string>& given);
 
+// How many sources one merge reads at once when the longest line is `longest_line` bytes: what
+// the budget's buffers allow, and the limit on open files.
+std::size_t merge_fan_in(const TextBudget& budget, std::size_t longest_line);
+// The passes a merge of `sources` takes at that fan-in: 0 for none, 1 when one merge reads them all.
+unsigned merge_passes(std::size_t sources, std::size_t fan_in);
+
+// What a merge did: its passes over the data, and the bytes its passes before the last spilled.
+struct MergeCounts {
+    unsigned passes = 0;
+    std::uint64_t bytes_spilled = 0;
+};
+
 // Merges sorted sources into `out`. Each is read through a buffer that holds a line of
 // `longest_line` bytes (the runs'; 0 where unknown: a buffer then grows to hold a longer line, up
 // to the budget's line limit). Passes before the last write runs into `folders`.
-void merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, const TextKeys& keys,
-                   const TextBudget& budget, const std::vector<std::string>& folders, UniqueLines& out);
+MergeCounts merge_sources(std::vector<ByteSource*> sources, std::size_t longest_line, const TextKeys& keys,
+                          const TextBudget& budget, const std::vector<std::string>& folders, UniqueLines& out);
 
 }  // namespace gpusort

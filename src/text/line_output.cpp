@@ -18,6 +18,9 @@ namespace gpusort {
 LineWriter::LineWriter(int fd, std::string name, std::size_t buffer_bytes, char terminator)
     : fd_(fd), name_(std::move(name)), buffer_(buffer_bytes), terminator_(terminator) {}
 
+LineWriter::LineWriter(Sink sink, std::size_t buffer_bytes, char terminator)
+    : sink_(std::move(sink)), buffer_(buffer_bytes), terminator_(terminator) {}
+
 void LineWriter::write(std::string_view line) {
     if (used_ + line.size() + 1 > buffer_.size()) {
         flush();
@@ -39,6 +42,10 @@ void LineWriter::flush() {
 
 void LineWriter::write_out(const char* data, std::size_t size) {
     flushed_ += size;
+    if (sink_) {
+        if (size > 0) sink_(std::span<const char>(data, size));
+        return;
+    }
     while (size > 0) {
         const ssize_t n = ::write(fd_, data, size);
         if (n < 0 && errno == EINTR) continue;
@@ -49,14 +56,14 @@ void LineWriter::write_out(const char* data, std::size_t size) {
 }
 
 void UniqueLines::write(std::string_view line) {
-    if (!keys_->unique) {
-        writer_->write(line);
-        return;
+    if (keys_->unique) {
+        if (any_ && equal_keys(last_, line, *keys_)) return;
+        last_.assign(line);
+        any_ = true;
     }
-    if (any_ && equal_keys(last_, line, *keys_)) return;
     writer_->write(line);
-    last_.assign(line);
-    any_ = true;
+    ++lines_;
+    if (watcher_) watcher_(line);
 }
 
 namespace {
@@ -93,8 +100,8 @@ int TextOutput::fd() const {
     return device_.is_open() ? device_.fd() : STDOUT_FILENO;
 }
 
-void TextOutput::commit() {
-    if (atomic_) atomic_->commit(false);
+void TextOutput::commit(bool sync) {
+    if (atomic_) atomic_->commit(sync);
 }
 
 }  // namespace gpusort

@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,10 +21,14 @@
 namespace gpusort {
 
 // Writes with write(2) at the descriptor's offset; a failure throws IoError "write failed: NAME:
-// CAUSE", as GNU sort says it.
+// CAUSE", as GNU sort says it. Or hands its bytes to a sink (a compressed stream, say), which
+// throws its own errors.
 class LineWriter {
 public:
+    using Sink = std::function<void(std::span<const char>)>;
+
     LineWriter(int fd, std::string name, std::size_t buffer_bytes, char terminator);
+    LineWriter(Sink sink, std::size_t buffer_bytes, char terminator);
 
     // The line and its terminator.
     void write(std::string_view line);
@@ -34,8 +40,9 @@ public:
 private:
     void write_out(const char* data, std::size_t size);
 
-    int fd_;
+    int fd_ = -1;
     std::string name_;
+    Sink sink_;
     std::vector<char> buffer_;
     std::size_t used_ = 0;
     std::uint64_t flushed_ = 0;
@@ -48,12 +55,18 @@ class UniqueLines {
 public:
     UniqueLines(LineWriter& writer, const TextKeys& keys) : writer_(&writer), keys_(&keys) {}
     void write(std::string_view line);
+    // Lines written so far.
+    std::uint64_t lines() const { return lines_; }
+    // Also gives each line written to `watcher` (to check a stream output as it is written).
+    void watch(std::function<void(std::string_view)> watcher) { watcher_ = std::move(watcher); }
 
 private:
     LineWriter* writer_;
     const TextKeys* keys_;
     std::string last_;
     bool any_ = false;
+    std::uint64_t lines_ = 0;
+    std::function<void(std::string_view)> watcher_;
 };
 
 class TextOutput {
@@ -63,8 +76,10 @@ public:
     explicit TextOutput(const std::optional<std::string>& path);
     int fd() const;
     const std::string& name() const { return name_; }
-    // Puts a file output in place (after its writer's flush).
-    void commit();
+    // Puts a file output in place (after its writer's flush), flushed to disk first with `sync`.
+    void commit(bool sync = false);
+    // Whether the output is a file put in place by commit() (not stdout, a device or a pipe).
+    bool is_file() const { return atomic_ != nullptr; }
 
 private:
     std::string name_;

@@ -176,11 +176,8 @@ struct Reading {
 
     void set_separator(const std::string& value) {
         if (value.empty()) usage_error("empty tab");
-        char separator = value[0];
-        if (value.size() > 1) {
-            if (value != "\\0") usage_error("multi-character tab " + quote_gnu(value));
-            separator = '\0';
-        }
+        const std::optional<char> separator = separator_byte(value);
+        if (!separator) usage_error("multi-character tab " + quote_gnu(value));
         if (text.separator && *text.separator != separator) usage_error("incompatible tabs");
         text.separator = separator;
     }

@@ -67,6 +67,12 @@ TextKey parse_text_key(std::string_view spec) {
     return key;
 }
 
+std::optional<char> separator_byte(std::string_view value) {
+    if (value == "\\0") return '\0';
+    if (value.size() != 1) return std::nullopt;
+    return value.front();
+}
+
 TextKeys make_text_keys(const TextOptions& options) {
     TextKeys keys;
     keys.keys = options.keys;

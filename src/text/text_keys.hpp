@@ -49,6 +49,9 @@ struct TextKey {
 // GNU knows but this sort does not (d g h i M R V) is named in a message of its own.
 TextKey parse_text_key(std::string_view spec);
 
+// The byte of a field separator as -t gives it: one byte, or "\0" for NUL; nullopt for anything else.
+std::optional<char> separator_byte(std::string_view value);
+
 // What the command line says about the order, before the global modifiers are given to the keys.
 struct TextOptions {
     std::vector<TextKey> keys;        // -k, in order

@@ -1,5 +1,6 @@
 // gpusort-sort's three ways: the check of -c/-C, the merge of -m and the sort, each over the
-// inputs opened up front, within the budget of -S and with the threads of --parallel.
+// inputs opened up front, within the budget of -S and with the threads of --parallel; the sort is
+// sort_lines(), which gpusort-file --lines runs too.
 #include "src/text/text_sort.hpp"
 
 #include "gpusort/sort_plan.hpp"
@@ -10,6 +11,7 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -44,43 +46,80 @@ void write_chunk(const LineChunk& chunk, const std::vector<LineEntry>& entries, 
     for (const LineEntry& entry : entries) out.write(chunk.line(entry.line));
 }
 
-// The sort: chunks sorted in memory; one chunk goes straight to `out`, more are spilled as runs
-// and merged.
-void sort_inputs(std::vector<InputFile>& inputs, const SortCommand& command, const TextBudget& budget, unsigned threads,
-                 UniqueLines& out) {
-    const TextKeys& keys = command.keys;
-    const std::vector<std::string> folders = temp_folders(command.temp_dirs);
-    SpillFiles spill(folders);
-    std::vector<SpilledRun> runs;
-    std::size_t longest_line = 0;
-    {
-        ChunkReader reader(inputs, budget, keys.line_end());
-        const ChunkSortOptions options{threads};
-        while (reader.fill()) {
-            const std::vector<LineEntry> entries = sort_chunk(reader.chunk(), keys, options);
-            if (runs.empty() && reader.done()) {  // all of the input in one chunk
-                write_chunk(reader.chunk(), entries, out);
-                return;
-            }
-            runs.push_back(spill.write_run(budget, keys.line_end(), [&](LineWriter& writer) {
-                UniqueLines lines(writer, keys);
-                write_chunk(reader.chunk(), entries, lines);
-            }));
-        }
-        longest_line = reader.longest_line();
-    }  // the chunk's memory goes before the merge
-    std::vector<RunSource> sources;
-    for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
-    std::vector<ByteSource*> merged;
-    for (RunSource& source : sources) merged.push_back(&source);
-    merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void start_phase(const LineSortHooks& hooks, ProgressPhase phase, std::uint64_t bytes,
+                 ProgressCounters::Counting counting = ProgressCounters::Counting::bytes) {
+    if (hooks.progress) hooks.progress->start_phase(phase, bytes, counting);
 }
 
 }  // namespace
 
+unsigned line_sort_threads(std::optional<std::size_t> wanted) {
+    return static_cast<unsigned>(std::min<std::size_t>(wanted.value_or(default_threads()), default_threads()));
+}
+
+LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys, const TextBudget& budget, unsigned threads,
+                          const std::vector<std::string>& folders, UniqueLines& out, const LineSortHooks& hooks) {
+    LineSortReport report;
+    ChunkSortTimes chunk_times;
+    SpillFiles spill(folders);
+    std::vector<SpilledRun> runs;
+    std::size_t longest_line = 0;
+    {
+        ChunkReader reader(std::move(inputs), budget, keys.line_end());
+        const ChunkSortOptions options{threads, &chunk_times};
+        for (;;) {
+            const auto start = std::chrono::steady_clock::now();
+            const bool filled = reader.fill();
+            report.times.read += seconds_since(start);
+            if (!filled) break;
+            const LineChunk& chunk = reader.chunk();
+            ++report.runs;
+            report.lines += chunk.lines();
+            report.line_bytes += chunk.bytes();
+            if (hooks.chunk_read) hooks.chunk_read(chunk);
+            const bool one_chunk = runs.empty() && reader.done();  // all of the input in one chunk
+            if (one_chunk) start_phase(hooks, ProgressPhase::sorting, chunk.bytes(), ProgressCounters::Counting::time_only);
+            const std::vector<LineEntry> entries = sort_chunk(chunk, keys, options);
+            const auto written = std::chrono::steady_clock::now();
+            if (one_chunk) {
+                start_phase(hooks, ProgressPhase::writing, chunk.bytes());
+                write_chunk(chunk, entries, out);
+                report.times.write = seconds_since(written);
+                report.times.sort = chunk_times.sort;
+                report.times.ties = chunk_times.ties;
+                return report;
+            }
+            runs.push_back(spill.write_run(budget, keys.line_end(), [&](LineWriter& writer) {
+                UniqueLines lines(writer, keys);
+                write_chunk(chunk, entries, lines);
+            }));
+            report.times.runs += seconds_since(written);
+        }
+        longest_line = reader.longest_line();
+    }  // the chunk's memory goes before the merge
+    report.times.sort = chunk_times.sort;
+    report.times.ties = chunk_times.ties;
+    report.bytes_spilled = spill.bytes();
+    std::vector<RunSource> sources;
+    for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
+    std::vector<ByteSource*> merged;
+    for (RunSource& source : sources) merged.push_back(&source);
+    start_phase(hooks, ProgressPhase::merging, report.bytes_spilled);
+    const auto merge_start = std::chrono::steady_clock::now();
+    const MergeCounts counts = merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
+    report.times.merge = seconds_since(merge_start);
+    report.merge_passes = counts.passes;
+    report.bytes_spilled += counts.bytes_spilled;
+    return report;
+}
+
 int run_sort_command(const SortCommand& command) {
     // GNU sort runs at most as many threads as there are CPUs, whatever --parallel says.
-    const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(command.parallel.value_or(default_threads()), default_threads()));
+    const unsigned threads = line_sort_threads(command.parallel);
     const tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
     const TextBudget budget(command.buffer_bytes.value_or(default_memory_budget()));
     std::vector<InputFile> inputs = check_inputs(command.inputs, command.check != CheckMode::none ? "open failed" : "cannot read");
@@ -94,7 +133,9 @@ int run_sort_command(const SortCommand& command) {
         for (InputFile& input : inputs) sources.push_back(&input);
         merge_sources(std::move(sources), 0, command.keys, budget, temp_folders(command.temp_dirs), lines);
     } else {
-        sort_inputs(inputs, command, budget, threads, lines);
+        std::vector<ByteSource*> sources;
+        for (InputFile& input : inputs) sources.push_back(&input);
+        sort_lines(std::move(sources), command.keys, budget, threads, temp_folders(command.temp_dirs), lines);
     }
     writer.flush();
     output.commit();
