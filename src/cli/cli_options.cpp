@@ -359,26 +359,22 @@ std::string stats_json(const SortOptions& options, const SortReport& report) {
     const auto& p = report.plan;
     const double seconds = report.seconds > 0 ? report.seconds : 1e-9;
     const bool gpu = report.backend != "cpu";
-    auto compression = [](const std::optional<Compression>& forced, const std::string& path) {
-        return json_string(compression_name(forced.value_or(compression_of(path))));
-    };
-    auto flag = [](bool b) { return b ? "true" : "false"; };
     std::ostringstream out;
     out << "{\n"
         << "  \"input\": " << json_string(options.input) << ",\n"
         << "  \"output\": " << json_string(options.output) << ",\n"
-        << "  \"input_compression\": " << compression(options.input_compression, options.input) << ",\n"
-        << "  \"output_compression\": " << compression(options.output_compression, options.output) << ",\n"
+        << "  \"input_compression\": " << json_compression(options.input_compression, options.input) << ",\n"
+        << "  \"output_compression\": " << json_compression(options.output_compression, options.output) << ",\n"
         << "  \"values\": " << values_json(options.values) << ",\n"
         << "  \"index_output\": " << (options.index_output ? json_string(*options.index_output) : "null")
         << ", \"index_width\": " << report.index_width << ",\n"
-        << "  \"input_streamed\": " << flag(report.input_streamed) << ",\n"
-        << "  \"output_streamed\": " << flag(report.output_streamed) << ",\n"
+        << "  \"input_streamed\": " << json_flag(report.input_streamed) << ",\n"
+        << "  \"output_streamed\": " << json_flag(report.output_streamed) << ",\n"
         << "  \"type\": " << json_string(options.records ? "records" : std::string(key_type_name(options.order.type))) << ",\n"
         << "  \"record_size\": " << report.record_size << ",\n"
-        << "  \"descending\": " << flag(options.order.descending) << ",\n"
-        << "  \"unique\": " << flag(options.unique) << ",\n"
-        << "  \"verified\": " << flag(report.verified) << ",\n"
+        << "  \"descending\": " << json_flag(options.order.descending) << ",\n"
+        << "  \"unique\": " << json_flag(options.unique) << ",\n"
+        << "  \"verified\": " << json_flag(report.verified) << ",\n"
         << "  \"backend\": " << json_string(gpu ? "gpu" : "cpu") << ",\n"
         << "  \"device\": " << (gpu ? json_string(report.backend) : "null") << ",\n"
         << "  \"backend_reason\": " << json_string(report.backend_reason) << ",\n"

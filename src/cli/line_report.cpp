@@ -92,20 +92,16 @@ std::string line_plan_report_json(const SortOptions& options, const LinePlan& pl
 std::string line_stats_json(const SortOptions& options, const TextKeys& keys, const LineFileReport& report) {
     const LineSortTimes& t = report.sort.times;
     const double seconds = report.seconds > 0 ? report.seconds : 1e-9;
-    auto compression = [](const std::optional<Compression>& forced, const std::string& path) {
-        return json_string(compression_name(forced.value_or(compression_of(path))));
-    };
-    auto flag = [](bool b) { return b ? "true" : "false"; };
     std::ostringstream out;
     out << "{\n"
         << "  \"input\": " << json_string(options.input) << ",\n"
         << "  \"output\": " << json_string(options.output) << ",\n"
         << "  \"lines\": true,\n"
-        << "  \"input_compression\": " << compression(options.input_compression, options.input) << ",\n"
-        << "  \"output_compression\": " << compression(options.output_compression, options.output) << ",\n"
-        << "  \"keys\": " << keys.keys.size() << ", \"descending\": " << flag(keys.reverse) << ", \"unique\": " << flag(keys.unique)
-        << ", \"stable\": " << flag(keys.stable) << ", \"zero_terminated\": " << flag(keys.zero_terminated) << ",\n"
-        << "  \"verified\": " << flag(report.verified) << ",\n"
+        << "  \"input_compression\": " << json_compression(options.input_compression, options.input) << ",\n"
+        << "  \"output_compression\": " << json_compression(options.output_compression, options.output) << ",\n"
+        << "  \"keys\": " << keys.keys.size() << ", \"descending\": " << json_flag(keys.reverse) << ", \"unique\": " << json_flag(keys.unique)
+        << ", \"stable\": " << json_flag(keys.stable) << ", \"zero_terminated\": " << json_flag(keys.zero_terminated) << ",\n"
+        << "  \"verified\": " << json_flag(report.verified) << ",\n"
         << "  \"input_bytes\": " << report.input_bytes << ",\n"
         << "  \"input_lines\": " << report.sort.lines << ",\n"
         << "  \"output_bytes\": " << report.output_bytes << ",\n"

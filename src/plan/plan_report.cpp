@@ -23,6 +23,12 @@ std::string size_text(std::uint64_t bytes) {
     return text;
 }
 
+const char* json_flag(bool value) { return value ? "true" : "false"; }
+
+std::string json_compression(const std::optional<Compression>& forced, const std::string& path) {
+    return json_string(compression_name(forced.value_or(compression_of(path))));
+}
+
 std::string json_string(const std::string& text) {
     std::string out = "\"";
     for (char c : text) {
@@ -177,27 +183,26 @@ std::string plan_text(const SortPlan& p) {
 
 std::string plan_json(const SortPlan& p, int indent) {
     const std::string pad(static_cast<std::size_t>(indent) + 2, ' '), end(static_cast<std::size_t>(indent), ' ');
-    auto flag = [](bool b) { return b ? "true" : "false"; };
     const HostMemoryPlan& h = p.host;
     std::ostringstream out;
     out << "{\n"
         << pad << "\"memory_bytes\": " << p.memory_bytes << ", \"threads\": " << p.threads << ",\n"
-        << pad << "\"size_known\": " << flag(p.size_known) << ", \"records\": " << p.records
+        << pad << "\"size_known\": " << json_flag(p.size_known) << ", \"records\": " << p.records
         << ", \"record_size\": " << p.record_size << ", \"entry_bytes\": " << p.entry_bytes
-        << ", \"output_streamed\": " << flag(p.output_streamed) << ",\n"
+        << ", \"output_streamed\": " << json_flag(p.output_streamed) << ",\n"
         << pad << "\"key_bytes\": " << p.key_bytes << ", \"value_bytes\": [";
     for (std::size_t i = 0; i < p.value_bytes.size(); ++i) out << (i > 0 ? ", " : "") << p.value_bytes[i];
     out << "], \"index_bytes\": " << p.index_bytes << ",\n"
-        << pad << "\"one_chunk\": " << flag(p.one_chunk) << ", \"one_chunk_records\": " << p.one_chunk_records
+        << pad << "\"one_chunk\": " << json_flag(p.one_chunk) << ", \"one_chunk_records\": " << p.one_chunk_records
         << ", \"run_records\": " << p.run_records << ", \"runs\": " << p.runs << ",\n"
         << pad << "\"chunk_memory\": {\"host\": " << p.chunk_memory.host_bytes << ", \"device\": " << p.chunk_memory.device_bytes
         << ", \"staging\": " << p.chunk_memory.staging_bytes << "},\n"
-        << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_kept_in_memory\": " << flag(p.runs_kept_in_memory)
-        << ", \"spill_direct\": " << flag(p.spill_direct) << ", \"input_direct\": " << flag(p.input_direct)
-        << ", \"output_direct\": " << flag(p.output_direct) << ", \"direct_io_piece\": " << p.direct_io_piece
+        << pad << "\"stream_chunk_bytes\": " << p.stream_chunk_bytes << ", \"runs_kept_in_memory\": " << json_flag(p.runs_kept_in_memory)
+        << ", \"spill_direct\": " << json_flag(p.spill_direct) << ", \"input_direct\": " << json_flag(p.input_direct)
+        << ", \"output_direct\": " << json_flag(p.output_direct) << ", \"direct_io_piece\": " << p.direct_io_piece
         << ", \"spill_files\": " << p.spill_files
         << ", \"sample_stride\": " << p.sample_stride << ", \"sample_memory\": " << p.sample_memory << ",\n"
-        << pad << "\"merge_on_device\": " << flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots
+        << pad << "\"merge_on_device\": " << json_flag(p.merge_on_device) << ", \"device_merge_slots\": " << p.device_merge_slots
         << ", \"merge_memory\": " << p.merge_memory << ", \"fan_in\": " << p.fan_in << ", \"merge_tasks\": " << p.merge_tasks
         << ", \"extra_buffers\": " << p.extra_buffers << ",\n"
         << pad << "\"in_order_slice_bytes\": " << p.in_order_slice_bytes

@@ -3,9 +3,11 @@
 // with the sort's messages and the --stats report.
 #pragma once
 
+#include "gpusort/compression.hpp"
 #include "gpusort/sort_plan.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace gpusort {
@@ -22,5 +24,9 @@ std::string size_text(std::uint64_t bytes);
 
 // `text` as a JSON string literal, quoted and escaped.
 std::string json_string(const std::string& text);
+// `true` or `false`.
+const char* json_flag(bool value);
+// The compression of the file `path` (`forced`, else by its name's ending) as a JSON string.
+std::string json_compression(const std::optional<Compression>& forced, const std::string& path);
 
 }  // namespace gpusort
