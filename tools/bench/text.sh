@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Text lines beside GNU sort and cp, in one sitting, the inputs in the page cache (issue targets:
+# 10 GB of log lines and of CSV, by the whole line and by one numeric field; then a spilled case):
+#   CASE-gnu      LC_ALL=C sort --parallel=THREADS -S 50% [KEYS] (once per round: it is slow)
+#   CASE-gpusort  gpusort-file --lines [KEYS] --stats (the same engine as gpusort-sort)
+#   CASE-cp       cp of the input
+# with the cases log (whole lines), log-key (-k2,2 -k6n: level, then the number after it), csv
+# (whole lines) and csv-num (-t, -k4,4n); with SPILL set (e.g. 20G), a file of that many bytes of
+# log lines is sorted under -S 4G / --memory 4G by both (spill-gnu, spill-gpusort). Every output
+# of gpusort is compared with GNU sort's of the same round (cmp). Each output is fresh (deleted,
+# then `sync`). Prints each run's seconds into OUT/times.txt, the stats into OUT, the medians last.
+#   tools/bench/text.sh BIN WORK OUT [SIZE=10G] [ROUNDS=3] [THREADS=16] [SPILL=]
+# BIN: the build folder (src/gpusort-file, tools/gpusort-gen).
+set -euo pipefail
+bin=$1 work=$2 out=$3 size=${4:-10G} rounds=${5:-3} threads=${6:-16} spill=${7:-}
+file=$bin/src/gpusort-file gen=$bin/tools/gpusort-gen
+mkdir -p "$work" "$out"
+
+"$gen" --lines log --size "$size" --seed 1 "$work/log.txt"
+"$gen" --lines csv --size "$size" --seed 2 "$work/csv.txt"
+cat "$work/log.txt" "$work/csv.txt" > /dev/null  # into the page cache
+
+seconds() {  # seconds COMMAND...: runs it, prints its wall time
+    local start end
+    start=$(date +%s.%N)
+    "$@"
+    end=$(date +%s.%N)
+    awk "BEGIN { print $end - $start }"
+}
+run() {  # run NAME ROUND COMMAND...: a fresh output, then the timed command
+    local name=$1 round=$2
+    shift 2
+    rm -f "$work"/out.*
+    sync
+    echo "$name $round $(seconds "$@")" | tee -a "$out/times.txt"
+}
+# The case's input and its keys as GNU sort's options and gpusort-file's.
+case_input() { case $1 in log*) echo "$work/log.txt" ;; csv*) echo "$work/csv.txt" ;; esac; }
+gnu_keys() { case $1 in log-key) echo "-k2,2 -k6n" ;; csv-num) echo "-t, -k4,4n" ;; *) echo "" ;; esac; }
+gpusort_keys() {
+    case $1 in
+        log-key) echo "--line-key 2,2 --line-key 6n" ;;
+        csv-num) echo "--field-separator , --line-key 4,4n" ;;
+        *) echo "" ;;
+    esac
+}
+
+for round in $(seq 1 "$rounds"); do
+    for c in log log-key csv csv-num; do
+        input=$(case_input "$c")
+        # shellcheck disable=SC2046  # the keys are words
+        run "$c-gnu" "$round" env LC_ALL=C sort --parallel="$threads" -S 50% $(gnu_keys "$c") "$input" -o "$work/out.gnu"
+        mv "$work/out.gnu" "$work/expected"
+        # shellcheck disable=SC2046
+        run "$c-gpusort" "$round" "$file" --lines $(gpusort_keys "$c") "$input" "$work/out.gpusort" \
+            --stats "$out/stats-$c-$round.json"
+        cmp "$work/expected" "$work/out.gpusort" || { echo "$c: gpusort's output differs from GNU sort's"; exit 1; }
+        rm -f "$work/expected"
+        run "$c-cp" "$round" cp "$input" "$work/out.copy"
+    done
+done
+if [ -n "$spill" ]; then
+    "$gen" --lines log --size "$spill" --seed 3 "$work/big.txt"
+    run spill-gnu 1 env LC_ALL=C sort --parallel="$threads" -S 4G -T "$work" "$work/big.txt" -o "$work/out.gnu"
+    mv "$work/out.gnu" "$work/expected"
+    run spill-gpusort 1 "$file" --lines --memory 4G --tmp-dir "$work" "$work/big.txt" "$work/out.gpusort" \
+        --stats "$out/stats-spill-1.json"
+    cmp "$work/expected" "$work/out.gpusort" || { echo "spill: gpusort's output differs from GNU sort's"; exit 1; }
+    rm -f "$work/expected" "$work/big.txt"
+fi
+rm -f "$work"/out.*
+# Medians per case.
+awk '{ t[$1] = t[$1] " " $3 } END { for (c in t) print c, t[c] }' "$out/times.txt" | sort |
+    while read -r name rest; do
+        echo "$name median $(echo "$rest" | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') of$rest"
+    done | tee "$out/medians.txt"
