@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of tests/fuzz/ with clang (ASan + UBSan) into build-fuzz/ and runs
 # each for SECONDS (default 60), one after the other, on a fresh copy of its saved inputs
 # (tests/fuzz/corpus/TARGET and regressions/TARGET; the repository's folders are not grown).
-#   tools/fuzz.sh [SECONDS] [TARGET...]     targets: key_spec size cli stream_reader sort (default: all)
+#   tools/fuzz.sh [SECONDS] [TARGET...]     targets: key_spec size cli stream_reader sort text (default: all)
 # Fails when a target finds a crash, a leak, a timeout (10 s per input), too much memory (2 GiB) or
 # a wrong result; the input that did it stays in build-fuzz/fuzz/TARGET/artifacts/ and its path is
 # printed (replay it with build-fuzz/tests/fuzz/gpusort_fuzz_TARGET FILE). A new bug's input goes
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
-((${#targets[@]})) || targets=(key_spec size cli stream_reader sort)
+((${#targets[@]})) || targets=(key_spec size cli stream_reader sort text)
 
 tools/setup.sh fuzz
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="${FUZZ_CXX:-clang++}" \

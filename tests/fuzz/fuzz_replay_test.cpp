@@ -25,7 +25,7 @@ struct Target {
 
 const Target kTargets[] = {
     {"key_spec", key_spec_target},           {"size", size_target}, {"cli", cli_target},
-    {"stream_reader", stream_reader_target}, {"sort", sort_target},
+    {"stream_reader", stream_reader_target}, {"sort", sort_target}, {"text", text_target},
 };
 
 // Test names and messages show the target's name.

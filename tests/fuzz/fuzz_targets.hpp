@@ -35,6 +35,8 @@ void cli_target(Input data);
 void stream_reader_target(Input data);
 // gpusort::sort_file on a few records of a layout the input chooses, against a reference sort.
 void sort_target(Input data);
+// gpusort-sort against GNU sort (both programs run) on a small text under options the input chooses.
+void text_target(Input data);
 
 }  // namespace gpusort::fuzz
 
