@@ -197,19 +197,31 @@ void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const KeyL
     });
 }
 
-// Settles every group of equal prefixes (of key `level`). The groups are independent: each range
-// of entries settles the groups that begin in it.
+// Settles every group of equal prefixes. The groups are all found first, while no prefix changes,
+// then settled in parallel: settling a large group rewrites its entries' prefixes (it is sorted
+// again by its next key's), which a search for another group's bounds must not see (it once did,
+// and cut a group in two that were then sorted at once).
 void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
+    constexpr std::size_t kBlock = std::size_t{1} << 14;
     const std::size_t n = entries.size();
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<std::size_t>& range) {
-        std::size_t first = range.begin();
-        while (first > 0 && first < range.end() && entries[first].prefix == entries[first - 1].prefix) ++first;
-        while (first < range.end()) {
+    // The groups of two entries or more, [first, last), each block listing those that begin in it.
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> found((n + kBlock - 1) / kBlock);
+    tbb::parallel_for(std::size_t{0}, found.size(), [&](std::size_t b) {
+        const std::size_t end = std::min(n, (b + 1) * kBlock);
+        std::size_t first = b * kBlock;
+        while (first > 0 && first < end && entries[first].prefix == entries[first - 1].prefix) ++first;
+        while (first < end) {
             std::size_t last = first + 1;
             while (last < n && entries[last].prefix == entries[first].prefix) ++last;
-            if (last - first > 1) settle_group(entries.subspan(first, last - first), chunk, levels, level);
+            if (last - first > 1) found[b].emplace_back(first, last);
             first = last;
         }
+    });
+    std::vector<std::pair<std::size_t, std::size_t>> groups;
+    for (const auto& block : found) groups.insert(groups.end(), block.begin(), block.end());
+    tbb::parallel_for(std::size_t{0}, groups.size(), [&](std::size_t g) {
+        const auto [first, last] = groups[g];
+        settle_group(entries.subspan(first, last - first), chunk, levels, level);
     });
 }
 
