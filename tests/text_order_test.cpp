@@ -103,26 +103,38 @@ std::string describe(const std::vector<std::string>& args, const std::vector<std
 
 int sign(int value) { return (value > 0) - (value < 0); }
 
-// key_prefix() of `size` bytes on every pair: never against compare_lines(), equal for equal keys.
+// A line's whole sort code, read through key_prefix() in windows of `size` bytes until one holds
+// its end.
+std::vector<std::byte> sort_code(const std::string& line, const TextKeys& keys, std::size_t size) {
+    std::vector<std::byte> code;
+    for (bool complete = false; !complete;) {
+        code.resize(code.size() + size);
+        complete = key_prefix(line, keys, std::span(code).last(size), code.size() - size);
+    }
+    return code;
+}
+
+// key_prefix() on every pair: the first window of `size` bytes never against compare_lines() and
+// equal for lines that compare equal; the whole codes (all windows) in the order of compare_lines().
 void expect_prefixes_consistent(const std::vector<std::string>& lines, const TextKeys& keys, std::size_t size,
                                 const std::string& what) {
-    std::vector<std::vector<std::byte>> prefixes;
+    std::vector<std::vector<std::byte>> prefixes, codes;
     for (const std::string& line : lines) {
         prefixes.emplace_back(size + 1, std::byte{0x5a});
         key_prefix(line, keys, std::span(prefixes.back()).first(size));
         ASSERT_EQ(prefixes.back()[size], std::byte{0x5a}) << "key_prefix wrote past its end, " << what;
+        codes.push_back(sort_code(line, keys, size));
     }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         for (std::size_t j = 0; j < lines.size(); ++j) {
             const int order = compare_lines(lines[i], lines[j], keys);
             const int prefix_order = sign(std::memcmp(prefixes[i].data(), prefixes[j].data(), size));
-            ASSERT_TRUE(order == 0 || prefix_order == 0 || prefix_order == order)
+            ASSERT_TRUE(order == 0 ? prefix_order == 0 : prefix_order == 0 || prefix_order == order)
                 << "prefixes of " << size << " bytes order \"" << escaped(lines[i]) << "\" and \"" << escaped(lines[j])
                 << "\" against compare_lines, " << what;
-            if (equal_keys(lines[i], lines[j], keys)) {
-                ASSERT_EQ(prefix_order, 0) << "equal keys, different prefixes: \"" << escaped(lines[i]) << "\" and \""
-                                           << escaped(lines[j]) << "\", " << what;
-            }
+            const int code_order = codes[i] < codes[j] ? -1 : codes[j] < codes[i] ? 1 : 0;
+            ASSERT_EQ(code_order, order) << "the sort codes (windows of " << size << " bytes) of \"" << escaped(lines[i])
+                                         << "\" and \"" << escaped(lines[j]) << "\" against compare_lines, " << what;
         }
     }
 }

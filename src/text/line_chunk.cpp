@@ -3,8 +3,11 @@
 #include "src/text/line_chunk.hpp"
 
 #include "gpusort/sort_memory.hpp"
+#include "src/sorters/make_chunk_sorter.hpp"
+#include "src/sorters/sort_thread_pool.hpp"
 #include "src/text/line_order.hpp"
 
+#include <ips4o.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -122,86 +125,49 @@ void ChunkReader::grow() {
 
 namespace {
 
-// Sorts the entries by their prefixes with sort_memory(): records of 32 bytes whose key is the
-// prefix's bytes in memcmp order; stable, so equal prefixes keep the lines' order.
-void sort_entries(std::vector<LineEntry>& entries, const ChunkSortOptions& options) {
-    const std::span<LineEntry> all(entries);
-    MemorySort sort;
-    sort.keys = std::as_bytes(all);
-    sort.records = KeySpec{sizeof(LineEntry), {KeyField{.offset = 0, .is_bytes = true, .length = kPrefixBytes}}};
-    sort.keys_output = std::as_writable_bytes(all);
-    MemoryOptions memory;
-    memory.backend = entries.size() < kMinGpuLines ? Backend::cpu : Backend::automatic;
-    memory.threads = options.threads;
-    // Twice what kLineCost counts for the sort (the entry and the engine's own), so that the
-    // entries are sorted as one chunk, never spilled.
-    memory.memory_bytes = (std::uint64_t{1} << 20) + entries.size() * (kLineCost - 8) * 2;
-    sort_memory(sort, memory);
-}
-
-// Groups of at least this many lines whose first keys are equal are sorted again by the prefix
-// of their next key, rather than by comparing lines.
+// Groups of at least this many lines whose windows are equal are sorted again by their next
+// window rather than by comparing lines, down to this many windows into the codes.
 constexpr std::size_t kMinPrefixedGroup = 64;
+constexpr std::size_t kMaxWindows = 64;
 
-// The order from each key on, for groups of lines whose earlier keys are equal: from[i] is the
-// order without the first i keys (from[0] the whole order, from[keys] the last resort alone);
-// only[i] is key i alone.
-struct KeyLevels {
-    explicit KeyLevels(const TextKeys& keys) : from(keys.keys.size() + 1, keys), only(keys.keys.size(), keys) {
-        for (std::size_t i = 0; i < keys.keys.size(); ++i) {
-            from[i + 1].keys.erase(from[i + 1].keys.begin(), from[i + 1].keys.begin() + static_cast<std::ptrdiff_t>(i + 1));
-            only[i].keys = {keys.keys[i]};
-        }
+// The entry of line `number` with window `window` of its sort code.
+void make_entry(LineEntry& entry, std::string_view line, std::size_t number, const TextKeys& keys, std::size_t window) {
+    std::array<std::byte, kPrefixBytes> bytes;
+    const bool complete = key_prefix(line, keys, bytes, window * kPrefixBytes);
+    for (std::size_t w = 0; w < entry.prefix.size(); ++w) {
+        std::uint64_t word = 0;
+        for (std::size_t i = 0; i < 8; ++i) word = word << 8 | std::to_integer<std::uint64_t>(bytes[8 * w + i]);
+        entry.prefix[w] = word;
     }
-    std::vector<TextKeys> from;
-    std::vector<TextKeys> only;
-};
-
-void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const KeyLevels& levels, std::size_t level);
-
-// Entries with equal prefixes compare by line number: the order of input.
-bool before_by_prefix(const LineEntry& a, const LineEntry& b) {
-    const int order = std::memcmp(a.prefix.data(), b.prefix.data(), kPrefixBytes);
-    return order != 0 ? order < 0 : a.line < b.line;
+    entry.tag = std::uint64_t{number} << 1 | (complete ? 0 : 1);
 }
 
-// A group whose lines have equal keys before `level` sorted by the prefix of key `level` (after
-// the last key: of the whole line), its groups of equal prefixes then settled.
-void sort_by_prefix(std::span<LineEntry> group, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, group.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) key_prefix(chunk.line(group[i].line), levels.from[level], group[i].prefix);
-    });
-    tbb::parallel_sort(group.begin(), group.end(), before_by_prefix);
-    settle_ties(group, chunk, levels, level);
-}
+void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const TextKeys& keys, std::size_t window);
 
-// Puts a group of entries with equal prefixes (of key `level`) in the order of compare_lines,
-// ties by line number (the order of input), so that the whole order is stable. Where key `level`
-// is the same in every line of the group (found in one pass), the next key decides, or after the
-// last key the last-resort comparison (the whole line's prefix), or with -s and -u nothing: a
-// large group is sorted again by that prefix.
-void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
-    const std::string_view first = chunk.line(group.front().line);
-    const bool same_key = level < levels.only.size() && std::all_of(group.begin() + 1, group.end(), [&](const LineEntry& entry) {
-        return equal_keys(first, chunk.line(entry.line), levels.only[level]);
-    });
-    if (same_key) {
-        ++level;
-        const TextKeys& rest = levels.from[level];
-        if (rest.keys.empty() && (rest.stable || rest.unique)) return;
-        if (group.size() >= kMinPrefixedGroup) return sort_by_prefix(group, chunk, levels, level);
+// Puts a group of entries with equal windows, some code going on past them, in the order of
+// compare_lines, ties by line number (the order of input): a large group by the codes' next window.
+void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const TextKeys& keys, std::size_t window) {
+    if (group.size() >= kMinPrefixedGroup && window + 1 < kMaxWindows) {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, group.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
+            for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                const std::size_t line = group[i].line();
+                make_entry(group[i], chunk.line(line), line, keys, window + 1);
+            }
+        });
+        tbb::parallel_sort(group.begin(), group.end());
+        return settle_ties(group, chunk, keys, window + 1);
     }
     tbb::parallel_sort(group.begin(), group.end(), [&](const LineEntry& a, const LineEntry& b) {
-        const int order = compare_lines(chunk.line(a.line), chunk.line(b.line), levels.from[level]);
-        return order != 0 ? order < 0 : a.line < b.line;
+        const int order = compare_lines(chunk.line(a.line()), chunk.line(b.line()), keys);
+        return order != 0 ? order < 0 : a.tag < b.tag;
     });
 }
 
-// Settles every group of equal prefixes. The groups are all found first, while no prefix changes,
+// Settles every group of equal windows that needs it. The groups are all found first, while no prefix changes,
 // then settled in parallel: settling a large group rewrites its entries' prefixes (it is sorted
-// again by its next key's), which a search for another group's bounds must not see (it once did,
+// again by its next window), which a search for another group's bounds must not see (it once did,
 // and cut a group in two that were then sorted at once).
-void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const KeyLevels& levels, std::size_t level) {
+void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const TextKeys& keys, std::size_t window) {
     constexpr std::size_t kBlock = std::size_t{1} << 14;
     const std::size_t n = entries.size();
     // The groups of two entries or more, [first, last), each block listing those that begin in it.
@@ -209,11 +175,13 @@ void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const Key
     tbb::parallel_for(std::size_t{0}, found.size(), [&](std::size_t b) {
         const std::size_t end = std::min(n, (b + 1) * kBlock);
         std::size_t first = b * kBlock;
-        while (first > 0 && first < end && entries[first].prefix == entries[first - 1].prefix) ++first;
+        while (first > 0 && first < end && entries[first].same_prefix(entries[first - 1])) ++first;
         while (first < end) {
             std::size_t last = first + 1;
-            while (last < n && entries[last].prefix == entries[first].prefix) ++last;
-            if (last - first > 1) found[b].emplace_back(first, last);
+            while (last < n && entries[last].same_prefix(entries[first])) ++last;
+            // Where no code goes on past the window, the codes are equal: in the order of input already.
+            if (last - first > 1 && std::any_of(&entries[first], &entries[last], [](const LineEntry& e) { return e.cut(); }))
+                found[b].emplace_back(first, last);
             first = last;
         }
     });
@@ -221,27 +189,75 @@ void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const Key
     for (const auto& block : found) groups.insert(groups.end(), block.begin(), block.end());
     tbb::parallel_for(std::size_t{0}, groups.size(), [&](std::size_t g) {
         const auto [first, last] = groups[g];
-        settle_group(entries.subspan(first, last - first), chunk, levels, level);
+        settle_group(entries.subspan(first, last - first), chunk, keys, window);
     });
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The key of an entry as sort_memory() takes it: records of 40 bytes keyed by the prefix's words.
+KeySpec entry_spec() {
+    KeySpec spec{sizeof(LineEntry), {}};
+    for (std::size_t w = 0; w < kPrefixBytes / 8; ++w) spec.fields.push_back(KeyField{.offset = 8 * w, .length = 8, .type = KeyType::u64});
+    return spec;
+}
+
+// Whether sort_memory() would sort on a GPU: the sorter it would choose, asked once.
+bool gpu_usable(const KeySpec& spec) {
+    static const bool usable = make_chunk_sorter(SorterChoice{}, spec)->name() != "cpu";
+    return usable;
 }
 
 }  // namespace
 
-std::vector<LineEntry> sort_chunk(const LineChunk& chunk, const TextKeys& keys, const ChunkSortOptions& options) {
+LineSorter::LineSorter(const TextKeys& keys, unsigned threads)
+    : keys_(&keys), threads_(threads), pool_(make_sort_thread_pool(threads, {})) {}
+
+LineSorter::~LineSorter() = default;
+
+// Large chunks go to sort_memory() on the GPU (stable); the others are sorted here in place, by
+// prefix and line number.
+void LineSorter::sort_entries(std::span<LineEntry> entries) {
+    const KeySpec spec = entry_spec();
+    if (entries.size() >= kMinGpuLines && gpu_usable(spec)) {
+        MemorySort sort;
+        sort.keys = std::as_bytes(entries);
+        sort.records = spec;
+        sort.keys_output = std::as_writable_bytes(entries);
+        MemoryOptions memory;
+        memory.threads = threads_;
+        // Twice what kLineCost counts for the sort (the entry and the engine's own), so that the
+        // entries are sorted as one chunk, never spilled.
+        memory.memory_bytes = (std::uint64_t{1} << 20) + entries.size() * (kLineCost - 8) * 2;
+        sort_memory(sort, memory);
+        return;
+    }
+    if (pool_)
+        ips4o::parallel::sort(entries.begin(), entries.end(), std::less<>(), *pool_);
+    else
+        ips4o::sort(entries.begin(), entries.end(), std::less<>());
+}
+
+std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, ChunkSortTimes* times) {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<LineEntry> entries(chunk.lines());
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            key_prefix(chunk.line(i), keys, entries[i].prefix);
-            entries[i].line = i;
-        }
+    const std::size_t n = chunk.lines();
+    if (n > capacity_) {
+        entries_.reset();
+        entries_ = std::make_unique_for_overwrite<LineEntry[]>(n);
+        capacity_ = n;
+    }
+    const std::span<LineEntry> entries(entries_.get(), n);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) make_entry(entries[i], chunk.line(i), i, *keys_, 0);
     });
-    sort_entries(entries, options);
+    sort_entries(entries);
     const auto sorted = std::chrono::steady_clock::now();
-    settle_ties(entries, chunk, KeyLevels(keys), 0);
-    if (options.times) {
-        options.times->sort += std::chrono::duration<double>(sorted - start).count();
-        options.times->ties += std::chrono::duration<double>(std::chrono::steady_clock::now() - sorted).count();
+    settle_ties(entries, chunk, *keys_, 0);
+    if (times) {
+        times->sort += std::chrono::duration<double>(sorted - start).count();
+        times->ties += seconds_since(sorted);
     }
     return entries;
 }

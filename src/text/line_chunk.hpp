@@ -1,7 +1,8 @@
 // The in-memory step of gpusort-sort: the inputs' lines read into chunks that fit the budget
-// (ChunkReader), and a chunk's lines put in order (sort_chunk): an entry per line, the line's key
-// prefix and its number, sorted by sort_memory() (on the GPU where one is usable, else IPS4o on
-// the CPU; stable), then each group of lines whose prefixes are equal settled by compare_lines.
+// (ChunkReader), and a chunk's lines put in order (LineSorter): an entry per line, a window of
+// the line's sort code and its number, sorted (by sort_memory() on the GPU where one is usable,
+// else IPS4o on the CPU; stable), then the few groups of equal windows whose codes go on past
+// them settled by their next window or by compare_lines.
 #pragma once
 
 #include "src/text/line_input.hpp"
@@ -13,11 +14,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gpusort {
+
+class SortThreadPool;
 
 // Lines held in memory: their text, each with its terminator, back to back.
 class LineChunk {
@@ -74,12 +78,27 @@ private:
     std::size_t longest_ = 0;
 };
 
-// A line's place in the sort: its key prefix (memcmp order), then its number in the chunk.
+// A line's place in the sort: a window of its sort code (line_order.hpp) as big-endian words, so
+// that the words' order is the bytes' memcmp order, then its number in the chunk and whether its
+// code was cut short by the window.
 struct LineEntry {
-    std::array<std::byte, kPrefixBytes> prefix;
-    std::uint64_t line;
+    std::array<std::uint64_t, kPrefixBytes / 8> prefix;
+    std::uint64_t tag;  // the line's number << 1, | 1 when its code goes on past the window
+
+    std::size_t line() const { return static_cast<std::size_t>(tag >> 1); }
+    bool cut() const { return (tag & 1) != 0; }
+    // By prefix, then by line number.
+    friend bool operator<(const LineEntry& a, const LineEntry& b) {
+        for (std::size_t w = 0; w < a.prefix.size(); ++w)
+            if (a.prefix[w] != b.prefix[w]) return a.prefix[w] < b.prefix[w];
+        return a.tag < b.tag;
+    }
+    bool same_prefix(const LineEntry& other) const {
+        return ((prefix[0] ^ other.prefix[0]) | (prefix[1] ^ other.prefix[1]) | (prefix[2] ^ other.prefix[2]) |
+                (prefix[3] ^ other.prefix[3])) == 0;
+    }
 };
-static_assert(sizeof(LineEntry) == 32);
+static_assert(sizeof(LineEntry) == 40 && kPrefixBytes == 32);
 
 // Seconds a chunk's sort took, by step: its entries made and sorted, and the ties settled.
 struct ChunkSortTimes {
@@ -87,12 +106,28 @@ struct ChunkSortTimes {
     double ties = 0;
 };
 
-struct ChunkSortOptions {
-    unsigned threads = 1;
-    ChunkSortTimes* times = nullptr;  // where the steps' seconds are added (optional)
-};
+// Puts chunks' lines in order, one chunk after another, in entries kept from chunk to chunk: an
+// entry per line with the first window of its sort code, sorted by sort_memory() on the GPU where
+// one is usable (chunks of a million lines or more), else in place with IPS4o on the CPU; then each
+// group of equal windows where a code was cut short put in order by the codes' next window (a
+// large group), or by compare_lines.
+class LineSorter {
+public:
+    LineSorter(const TextKeys& keys, unsigned threads);
+    ~LineSorter();
 
-// The chunk's entries in the order of compare_lines, stable.
-std::vector<LineEntry> sort_chunk(const LineChunk& chunk, const TextKeys& keys, const ChunkSortOptions& options);
+    // The chunk's entries in the order of compare_lines, stable; valid until the next sort. Adds
+    // the steps' seconds to `times` (optional).
+    std::span<const LineEntry> sort(const LineChunk& chunk, ChunkSortTimes* times = nullptr);
+
+private:
+    void sort_entries(std::span<LineEntry> entries);
+
+    const TextKeys* keys_;
+    unsigned threads_;
+    std::unique_ptr<SortThreadPool> pool_;
+    std::unique_ptr<LineEntry[]> entries_;
+    std::size_t capacity_ = 0;
+};
 
 }  // namespace gpusort

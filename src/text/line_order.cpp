@@ -140,57 +140,71 @@ int compare_key(std::string_view a, std::string_view b, const TextKey& key, cons
     return sign_of(x.compare(y));
 }
 
-// Fills a prefix front to back, each byte XORed with `mask`, nothing past its end.
-struct PrefixWriter {
+// Writes bytes [skip, skip + window) of a sort code into the window, each XORed with `mask`; a
+// byte past the window's end marks the code as cut short.
+struct CodeWriter {
     std::byte* pos;
     std::byte* end;
+    std::size_t skip;
     unsigned char mask = 0;
+    bool cut = false;
 
     void put(unsigned char value) {
-        if (pos != end) *pos++ = std::byte{static_cast<unsigned char>(value ^ mask)};
+        if (skip > 0) {
+            --skip;
+        } else if (pos != end) {
+            *pos++ = std::byte{static_cast<unsigned char>(value ^ mask)};
+        } else {
+            cut = true;
+        }
     }
     void put_digits(std::string_view digits) {
-        for (std::size_t i = 0; i < digits.size() && pos != end; ++i) put(static_cast<unsigned char>(digits[i]));
-    }
-    void pad() {
-        std::fill(pos, end, std::byte{mask});
-        pos = end;
+        for (std::size_t i = 0; i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
     }
 };
 
-// A number as bytes whose memcmp order is its order: a class byte (negative, zero, positive),
-// then for non-zero numbers the magnitude (count of integer digits, one byte below 255, else 255
-// and 8 bytes big-endian; then the significant digits), complemented for negative numbers.
-void encode_number(const Decimal& number, PrefixWriter& out) {
+// A number as bytes whose memcmp order is its order, self-delimiting: a class byte (negative,
+// zero, positive), then for non-zero numbers the magnitude (count of integer digits, one byte
+// below 255, else 255 and 8 bytes big-endian; the significant digits; a 0 byte), complemented for
+// negative numbers.
+void encode_number(const Decimal& number, CodeWriter& out) {
     out.put(static_cast<unsigned char>(number.sign + 2));
-    if (number.sign < 0) out.mask = 0xff;
-    if (number.sign != 0) {
-        const std::uint64_t digits = number.integer.size();
-        if (digits < 0xff) {
-            out.put(static_cast<unsigned char>(digits));
-        } else {
-            out.put(0xff);
-            for (int shift = 56; shift >= 0; shift -= 8) out.put(static_cast<unsigned char>(digits >> shift));
-        }
-        out.put_digits(number.integer);
-        out.put_digits(number.fraction);
-    }
-    out.pad();
-}
-
-void encode_bytes(std::string_view text, bool fold, PrefixWriter& out) {
-    const std::size_t n = std::min(text.size(), static_cast<std::size_t>(out.end - out.pos));
-    if (fold) {
-        for (std::size_t i = 0; i < n; ++i) out.put(fold_upper(text[i]));
+    if (number.sign == 0) return;
+    const unsigned char mask = out.mask;
+    if (number.sign < 0) out.mask = static_cast<unsigned char>(~mask);
+    const std::uint64_t digits = number.integer.size();
+    if (digits < 0xff) {
+        out.put(static_cast<unsigned char>(digits));
     } else {
-        std::memcpy(out.pos, text.data(), n);
-        out.pos += n;
+        out.put(0xff);
+        for (int shift = 56; shift >= 0; shift -= 8) out.put(static_cast<unsigned char>(digits >> shift));
     }
-    out.pad();
+    out.put_digits(number.integer);
+    out.put_digits(number.fraction);
+    out.put(0);
+    out.mask = mask;
 }
 
-void complement(std::span<std::byte> bytes) {
-    for (std::byte& b : bytes) b = ~b;
+// Bytes (folded with f) as a self-delimiting code in their order: a 0 byte as 0 0xff, and 0 0 at
+// the end, so that a string sorts before its extensions.
+void encode_bytes(std::string_view text, bool fold, CodeWriter& out) {
+    for (std::size_t i = 0; i < text.size() && !out.cut; ++i) {
+        const unsigned char byte = fold ? fold_upper(text[i]) : static_cast<unsigned char>(text[i]);
+        out.put(byte);
+        if (byte == 0) out.put(0xff);
+    }
+    out.put(0);
+    out.put(0);
+}
+
+void encode_key(std::string_view line, const TextKey& key, const std::optional<char>& separator, CodeWriter& out) {
+    const std::string_view text = key_text(line, key, separator);
+    out.mask = key.modifiers.reverse ? 0xff : 0;
+    if (key.modifiers.numeric) {
+        encode_number(parse_decimal(text), out);
+    } else {
+        encode_bytes(text, key.modifiers.fold, out);
+    }
 }
 
 }  // namespace
@@ -211,22 +225,18 @@ bool equal_keys(std::string_view a, std::string_view b, const TextKeys& keys) {
                        [&](const TextKey& key) { return compare_key(a, b, key, keys.separator) == 0; });
 }
 
-void key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out) {
-    PrefixWriter writer{out.data(), out.data() + out.size()};
-    bool reverse = keys.reverse;
-    if (keys.keys.empty()) {
-        encode_bytes(line, false, writer);
-    } else {
-        const TextKey& key = keys.keys.front();
-        const std::string_view text = key_text(line, key, keys.separator);
-        if (key.modifiers.numeric) {
-            encode_number(parse_decimal(text), writer);
-        } else {
-            encode_bytes(text, key.modifiers.fold, writer);
-        }
-        reverse = key.modifiers.reverse;
+bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip) {
+    CodeWriter writer{out.data(), out.data() + out.size(), skip};
+    for (const TextKey& key : keys.keys) {
+        if (writer.cut) break;
+        encode_key(line, key, keys.separator, writer);
     }
-    if (reverse) complement(out);
+    if (!writer.cut && (keys.keys.empty() || !(keys.stable || keys.unique))) {
+        writer.mask = keys.reverse ? 0xff : 0;
+        encode_bytes(line, false, writer);
+    }
+    std::fill(writer.pos, writer.end, std::byte{0});
+    return !writer.cut;
 }
 
 }  // namespace gpusort

@@ -23,15 +23,19 @@ int compare_lines(std::string_view a, std::string_view b, const TextKeys& keys);
 // equal).
 bool equal_keys(std::string_view a, std::string_view b, const TextKeys& keys);
 
-// Writes out.size() bytes such that memcmp order of the prefixes never contradicts compare_lines:
-// compare_lines(a, b) < 0 implies prefix(a) <= prefix(b), and lines whose keys compare equal get
-// equal prefixes. The prefix encodes the first key only (with no key, the whole line): its bytes
-// after b and f, zero-padded, or for n an order-preserving form of the number (sign, count of
-// integer digits, significant digits), all complemented for r. Lines it cannot tell apart (to be
-// settled by compare_lines): first keys that agree in their first out.size() bytes (for n, in
-// their sign, magnitude and about out.size() - 3 leading significant digits); a key that is a
-// prefix of the other when the rest of the other is NUL bytes; and all later keys and the
-// last-resort comparison. Allocates nothing.
-void key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out);
+// A line's sort code is a byte string whose memcmp order is the order of compare_lines (a code
+// that is a prefix of another sorts first): each key in turn in a self-delimiting form (its bytes
+// after b and f, a 0 byte escaped as 0 0xff, ended by 0 0; for n the number's sign, count of
+// integer digits and significant digits, ended by a 0 byte, all complemented for a negative
+// number), complemented for the key's r; then, unless -s or -u with keys, the whole line's bytes
+// in the same form, complemented for the global -r. Lines whose keys compare equal (and, but for
+// -s and -u, whose lines are equal) have equal codes.
+//
+// key_prefix writes bytes [skip, skip + out.size()) of the line's code into `out`, zeros after its
+// end, and returns whether the code ends within them; false: it was cut short, and lines with
+// equal windows are then told apart by the bytes after them (or by compare_lines). So
+// compare_lines(a, b) < 0 implies prefix(a) <= prefix(b) for windows after equal bytes, and equal
+// windows of codes that both end in them mean lines that compare equal. Allocates nothing.
+bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip = 0);
 
 }  // namespace gpusort

@@ -34,6 +34,13 @@ public:
     void write(std::string_view line);
     // Writes out what the buffer holds.
     void flush();
+    // The buffer's free bytes, to be filled by the caller and then taken with fill(): lines with
+    // their terminators, as write() would put them.
+    std::span<char> room() { return std::span<char>(buffer_).subspan(used_); }
+    void fill(std::size_t bytes) { used_ += bytes; }
+    // Whether the buffer holds nothing.
+    bool empty() const { return used_ == 0; }
+    char terminator() const { return terminator_; }
     // Bytes given so far, written or buffered.
     std::uint64_t bytes() const { return flushed_ + used_; }
 
@@ -55,12 +62,17 @@ class UniqueLines {
 public:
     UniqueLines(LineWriter& writer, const TextKeys& keys) : writer_(&writer), keys_(&keys) {}
     void write(std::string_view line);
+    // Writes lines 0 to count - 1 (line_at(i) gives line i) as write() of each in turn would, the
+    // lines gathered into the writer's buffer on all threads (TBB's).
+    void write_all(std::size_t count, const std::function<std::string_view(std::size_t)>& line_at);
     // Lines written so far.
     std::uint64_t lines() const { return lines_; }
     // Also gives each line written to `watcher` (to check a stream output as it is written).
     void watch(std::function<void(std::string_view)> watcher) { watcher_ = std::move(watcher); }
 
 private:
+    void gather(std::span<const char* const> starts, std::span<const std::uint64_t> ends);
+
     LineWriter* writer_;
     const TextKeys* keys_;
     std::string last_;

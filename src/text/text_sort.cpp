@@ -42,8 +42,8 @@ int check_order(InputFile& input, const SortCommand& command, const TextBudget& 
     return 0;
 }
 
-void write_chunk(const LineChunk& chunk, const std::vector<LineEntry>& entries, UniqueLines& out) {
-    for (const LineEntry& entry : entries) out.write(chunk.line(entry.line));
+void write_chunk(const LineChunk& chunk, std::span<const LineEntry> entries, UniqueLines& out) {
+    out.write_all(entries.size(), [&](std::size_t i) { return chunk.line(entries[i].line()); });
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -70,7 +70,7 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
     std::size_t longest_line = 0;
     {
         ChunkReader reader(std::move(inputs), budget, keys.line_end());
-        const ChunkSortOptions options{threads, &chunk_times};
+        LineSorter sorter(keys, threads);
         for (;;) {
             const auto start = std::chrono::steady_clock::now();
             const bool filled = reader.fill();
@@ -83,7 +83,7 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
             if (hooks.chunk_read) hooks.chunk_read(chunk);
             const bool one_chunk = runs.empty() && reader.done();  // all of the input in one chunk
             if (one_chunk) start_phase(hooks, ProgressPhase::sorting, chunk.bytes(), ProgressCounters::Counting::time_only);
-            const std::vector<LineEntry> entries = sort_chunk(chunk, keys, options);
+            const std::span<const LineEntry> entries = sorter.sort(chunk, &chunk_times);
             const auto written = std::chrono::steady_clock::now();
             if (one_chunk) {
                 start_phase(hooks, ProgressPhase::writing, chunk.bytes());
