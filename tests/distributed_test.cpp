@@ -854,6 +854,18 @@ TEST(Distributed, ColumnsAreRefusedInOneLine) {
     }
 }
 
+// Text lines (--lines) are gpusort-file's and gpusort-sort's alone: gpusort-mpi once took the option
+// and sorted the text as u64 keys; it refuses it in one line and writes nothing.
+TEST(Distributed, LinesAreRefusedInOneLine) {
+    ScratchDir dir;
+    std::ofstream(dir / "in") << "b\na\nc\n";
+    const Result r = run(GPUSORT_MPIEXEC, {"--oversubscribe", "-n", "2", GPUSORT_MPI_BIN, "--lines", dir / "in", dir / "out"},
+                         allow_mpirun);
+    EXPECT_EQ(r.status(), 2) << r.err;
+    EXPECT_NE(r.err.find("gpusort-mpi: --lines is not supported by gpusort-mpi yet"), std::string::npos) << r.err;
+    EXPECT_EQ(dir.entries(), (std::set<std::string>{"in"}));
+}
+
 // On the GPU (skipped where none can be used): every rank sorts its part on GPU rank mod the GPUs of
 // its host (3 ranks on 2 GPUs share one; on one GPU all share it and, without --device-memory, its
 // memory), in one chunk and in many under a small --device-memory (merged on the device): the same

@@ -189,6 +189,9 @@ CliCommand parse_mpi_command_line(std::vector<std::string> args, DistributedOpti
     if (!command.sort.values.empty() || command.sort.index_output || command.gather_index)
         throw std::invalid_argument("--values, --index-out and --gather are not supported by gpusort-mpi yet: "
                                     "sort columns with gpusort-file");
+    if (command.lines)
+        throw std::invalid_argument("--lines is not supported by gpusort-mpi yet: sort text lines with gpusort-file "
+                                    "or gpusort-sort");
     return command;
 }
 
