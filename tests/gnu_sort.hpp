@@ -1,10 +1,15 @@
 // GNU sort as the reference of the text tests: where it is (/usr/bin/sort, else `sort` on PATH,
-// only if it is GNU coreutils'), and shell quoting to run it through std::system or popen.
+// only if it is GNU coreutils'), shell quoting, and a shell command run with its outputs kept.
 #pragma once
 
+#include "tests/scratch_dir.hpp"
+
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace gpusort::testing {
@@ -35,6 +40,25 @@ inline std::string shell_quote(const std::string& arg) {
     std::string quoted = "'";
     for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return quoted + "'";
+}
+
+// What a shell command did: its exit status, stdout and stderr.
+struct Outcome {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+// Runs the shell command line `line` in `folder`, its stdout and stderr kept (through two files
+// there, removed after).
+inline Outcome run_in(const std::string& folder, const std::string& line) {
+    const std::string out = folder + "/.stdout", err = folder + "/.stderr";
+    const std::string command = "cd " + shell_quote(folder) + " && (" + line + ") > .stdout 2> .stderr";
+    const int status = std::system(command.c_str());
+    Outcome outcome{WIFEXITED(status) ? WEXITSTATUS(status) : 128, read_text(out), read_text(err)};
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return outcome;
 }
 
 }  // namespace gpusort::testing

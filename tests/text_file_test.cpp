@@ -21,17 +21,12 @@ namespace gpusort {
 namespace {
 
 using testing::gnu_sort;
+using testing::Outcome;
 using testing::read_text;
 using testing::ScratchDir;
 using testing::shell_quote;
 using testing::write_text;
 using Args = std::vector<std::string>;
-
-struct Outcome {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
 
 // Lines of comma-separated fields: words over a few letters of both cases, signed decimals,
 // blanks; some repeated, some empty.
@@ -68,14 +63,7 @@ protected:
     }
 
     // A shell command line run in the scratch folder; its stdout and stderr kept.
-    Outcome shell(const std::string& line) const {
-        const std::string command = "cd " + shell_quote(dir.path()) + " && (" + line + ") > .stdout 2> .stderr";
-        const int status = std::system(command.c_str());
-        Outcome outcome{WIFEXITED(status) ? WEXITSTATUS(status) : 128, read_text(dir / ".stdout"), read_text(dir / ".stderr")};
-        std::filesystem::remove(dir / ".stdout");
-        std::filesystem::remove(dir / ".stderr");
-        return outcome;
-    }
+    Outcome shell(const std::string& line) const { return testing::run_in(dir.path(), line); }
     static std::string words(const std::string& program, const Args& args) {
         std::string line = program;
         for (const std::string& arg : args) line += " " + shell_quote(arg);

@@ -21,18 +21,12 @@ namespace gpusort {
 namespace {
 
 using testing::gnu_sort;
+using testing::Outcome;
 using testing::read_text;
 using testing::ScratchDir;
 using testing::shell_quote;
 using testing::write_text;
 using Args = std::vector<std::string>;
-
-// What a program did: its exit status, stdout and stderr.
-struct Outcome {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
 
 class TextSort : public ::testing::Test {
 protected:
@@ -43,15 +37,10 @@ protected:
     // Runs `program` with `args` in the scratch folder, stdin from `input` (a file there; empty:
     // /dev/null).
     Outcome run(const std::string& program, const Args& args, const std::string& input = "") const {
-        std::string command = "cd " + shell_quote(dir.path()) + " && " + limits + "LC_ALL=C " + program;
-        for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
-        command.append(" < ").append(input.empty() ? "/dev/null" : shell_quote(input));
-        command.append(" > .stdout 2> .stderr");
-        const int status = std::system(command.c_str());
-        Outcome outcome{WIFEXITED(status) ? WEXITSTATUS(status) : 128, read_text(dir / ".stdout"), read_text(dir / ".stderr")};
-        std::filesystem::remove(dir / ".stdout");
-        std::filesystem::remove(dir / ".stderr");
-        return outcome;
+        std::string line = limits + "LC_ALL=C " + program;
+        for (const std::string& arg : args) line.append(" ").append(shell_quote(arg));
+        line.append(" < ").append(input.empty() ? "/dev/null" : shell_quote(input));
+        return testing::run_in(dir.path(), line);
     }
     Outcome ours(const Args& args, const std::string& input = "") const { return run(GPUSORT_SORT_BIN, args, input); }
     Outcome gnu(const Args& args, const std::string& input = "") const { return run(gnu_sort(), args, input); }

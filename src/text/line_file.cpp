@@ -184,6 +184,15 @@ void check_output(const LineCheck& found, const LineExpectation& expected, const
         fail("does not hold the same lines as the input (checksums differ)");
 }
 
+// --verify: OUTPUT read back (a file) or as it was written (`written`, a stream) holds what is
+// expected of it, in order.
+void verify_output(const TextOutput& target, const SortOptions& options, const LinePlan& plan, const TextKeys& keys,
+                   const LineCheck& written, const LineExpectation& expected) {
+    LineCheck read(keys);
+    if (target.is_file()) read_back(target, options, plan, keys, read);
+    check_output(target.is_file() ? read : written, expected, options.output == "-" ? "standard output" : options.output);
+}
+
 // Whether OUTPUT is INPUT (through any path): the output is then flushed to disk before it replaces it.
 bool replaces_input(const SortOptions& options) {
     io::FileId input, output;
@@ -259,12 +268,8 @@ LineFileReport sort_line_file(const SortOptions& options, const TextKeys& keys) 
         const auto verify_start = std::chrono::steady_clock::now();
         LineExpectation expected{report.sort.lines, report.sort.line_bytes, input_checksum};
         if (keys.unique) expected = {report.output_lines, report.output_bytes, std::nullopt};
-        LineCheck read(keys);
-        if (target.is_file()) {
-            if (progress) progress->start_phase(ProgressPhase::verifying, report.output_bytes);
-            read_back(target, options, plan, keys, read);
-        }
-        check_output(target.is_file() ? read : written, expected, options.output == "-" ? "standard output" : options.output);
+        if (progress && target.is_file()) progress->start_phase(ProgressPhase::verifying, report.output_bytes);
+        verify_output(target, options, plan, keys, written, expected);
         report.verified = true;
         report.verify_seconds = seconds_since(verify_start);
     }

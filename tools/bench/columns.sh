@@ -16,6 +16,8 @@ set -euo pipefail
 bin=$1 work=$2 out=$3 count=${4:-1G} rounds=${5:-3} dm=${6:-2G}
 file=$bin/src/gpusort-file gen=$bin/tools/gpusort-gen check=$bin/tools/gpusort-check
 mkdir -p "$work" "$out"
+# shellcheck source=sitting.sh
+. "$(dirname "$0")/sitting.sh"
 
 "$gen" --type u64 --count "$count" --seed 1 "$work/keys"
 "$gen" --type u64 --count "$count" --seed 2 "$work/values"
@@ -23,17 +25,6 @@ records=$(($(stat -c %s "$work/keys") / 8 * 2))
 "$gen" --type u64 --count "$records" --seed 3 "$work/big"
 cat "$work/keys" "$work/values" "$work/big" > /dev/null  # into the page cache
 
-clean() { rm -f "$work"/out.*; sync; }
-run() {  # run CASE ROUND COMMAND...: times the command, its stats into OUT
-    local name=$1 round=$2
-    shift 2
-    clean
-    local start end
-    start=$(date +%s.%N)
-    "$@"
-    end=$(date +%s.%N)
-    echo "$name $round $(awk "BEGIN { print $end - $start }")" | tee -a "$out/times.txt"
-}
 stats() { echo "--stats=$out/stats-$1-$2.json"; }
 
 for round in $(seq 1 "$rounds"); do
@@ -49,9 +40,5 @@ for round in $(seq 1 "$rounds"); do
     [ "$round" = 1 ] && "$check" --input "$work/big" --index "$work/out.index"
     run cp-keys "$round" cp "$work/big" "$work/out.copy"
 done
-clean
-# Medians per case.
-awk '{ t[$1] = t[$1] " " $3 } END { for (c in t) print c, t[c] }' "$out/times.txt" |
-    while read -r name rest; do
-        echo "$name median $(echo "$rest" | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') of$rest"
-    done | tee "$out/medians.txt"
+rm -f "$work"/out.*
+medians

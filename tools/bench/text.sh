@@ -15,25 +15,13 @@ set -euo pipefail
 bin=$1 work=$2 out=$3 size=${4:-10G} rounds=${5:-3} threads=${6:-16} spill=${7:-}
 file=$bin/src/gpusort-file gen=$bin/tools/gpusort-gen
 mkdir -p "$work" "$out"
+# shellcheck source=sitting.sh
+. "$(dirname "$0")/sitting.sh"
 
 "$gen" --lines log --size "$size" --seed 1 "$work/log.txt"
 "$gen" --lines csv --size "$size" --seed 2 "$work/csv.txt"
 cat "$work/log.txt" "$work/csv.txt" > /dev/null  # into the page cache
 
-seconds() {  # seconds COMMAND...: runs it, prints its wall time
-    local start end
-    start=$(date +%s.%N)
-    "$@"
-    end=$(date +%s.%N)
-    awk "BEGIN { print $end - $start }"
-}
-run() {  # run NAME ROUND COMMAND...: a fresh output, then the timed command
-    local name=$1 round=$2
-    shift 2
-    rm -f "$work"/out.*
-    sync
-    echo "$name $round $(seconds "$@")" | tee -a "$out/times.txt"
-}
 # The case's input and its keys as GNU sort's options and gpusort-file's.
 case_input() { case $1 in log*) echo "$work/log.txt" ;; csv*) echo "$work/csv.txt" ;; esac; }
 gnu_keys() { case $1 in log-key) echo "-k2,2 -k6n" ;; csv-num) echo "-t, -k4,4n" ;; *) echo "" ;; esac; }
@@ -69,8 +57,4 @@ if [ -n "$spill" ]; then
     rm -f "$work/expected" "$work/big.txt"
 fi
 rm -f "$work"/out.*
-# Medians per case.
-awk '{ t[$1] = t[$1] " " $3 } END { for (c in t) print c, t[c] }' "$out/times.txt" | sort |
-    while read -r name rest; do
-        echo "$name median $(echo "$rest" | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') of$rest"
-    done | tee "$out/medians.txt"
+medians
