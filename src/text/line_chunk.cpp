@@ -10,9 +10,11 @@
 #include <ips4o.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -44,15 +46,14 @@ std::optional<std::uint64_t> inputs_size(const std::vector<ByteSource*>& inputs)
 ChunkReader::ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator)
     : inputs_(std::move(inputs)), chunk_bytes_(budget.chunk_bytes()), line_limit_(budget.line_limit()), terminator_(terminator) {
     const std::optional<std::uint64_t> known = inputs_size(inputs_);
-    chunk_.capacity_ = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity)));
-    chunk_.text_.reset(static_cast<char*>(std::malloc(chunk_.capacity_)));
-    if (!chunk_.text_) throw std::bad_alloc();
+    chunk_.text_ = io::HostBuffer(static_cast<std::size_t>(
+        std::min<std::uint64_t>(chunk_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity))));
     if (known) chunk_.ends_.reserve(static_cast<std::size_t>(std::min(chunk_bytes_ / kLineCost + 1, *known)));
 }
 
 bool ChunkReader::fill() {
     const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
-    std::memmove(chunk_.text_.get(), chunk_.text_.get() + given, chunk_.size_ - given);
+    std::memmove(chunk_.text(), chunk_.text() + given, chunk_.size_ - given);
     chunk_.size_ -= given;
     scanned_ -= given;
     chunk_.ends_.clear();
@@ -66,24 +67,71 @@ bool ChunkReader::done() const {
     return input_ == inputs_.size() && chunk_.size_ == given;
 }
 
-bool ChunkReader::cut_lines() {
-    const char* text = chunk_.text_.get();
-    std::vector<std::uint64_t>& ends = chunk_.ends_;
-    while (scanned_ < chunk_.size_) {
-        const void* found = std::memchr(text + scanned_, terminator_, chunk_.size_ - scanned_);
-        if (!found) {
-            scanned_ = chunk_.size_;
-            break;
+namespace {
+
+// Stretches of text at least this long are searched for terminators in parallel, by blocks.
+constexpr std::size_t kCutBlock = std::size_t{1} << 20;
+
+// The offsets just after each terminator in text[begin, end), in order.
+std::vector<std::uint64_t> find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator) {
+    const std::size_t blocks = (end - begin + kCutBlock - 1) / kCutBlock;
+    std::vector<std::vector<std::uint64_t>> found(blocks);
+    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+        const char* at = text + begin + b * kCutBlock;
+        const char* stop = text + std::min(end, begin + (b + 1) * kCutBlock);
+        while (const void* hit = std::memchr(at, terminator, static_cast<std::size_t>(stop - at))) {
+            at = static_cast<const char*>(hit) + 1;
+            found[b].push_back(static_cast<std::uint64_t>(at - text));
         }
-        const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(found) - text) + 1;
-        if (end + (ends.size() + 1) * kLineCost > chunk_bytes_) return false;
-        const std::size_t length = end - 1 - (ends.empty() ? 0 : ends.back());
-        if (length > line_limit_) line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
-        longest_ = std::max(longest_, length);
-        ends.push_back(end);
-        ++line_number_;
-        scanned_ = end;
+    });
+    if (blocks == 1) return std::move(found.front());
+    std::vector<std::size_t> first(blocks + 1, 0);
+    for (std::size_t b = 0; b < blocks; ++b) first[b + 1] = first[b] + found[b].size();
+    std::vector<std::uint64_t> ends(first.back());
+    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) { std::copy(found[b].begin(), found[b].end(), ends.begin() + first[b]); });
+    return ends;
+}
+
+}  // namespace
+
+std::size_t ChunkReader::take_lines(std::span<const std::uint64_t> found) {
+    std::vector<std::uint64_t>& ends = chunk_.ends_;
+    const std::size_t held = ends.size();
+    // Line k of `found` fits when the chunk's text up to its end and kLineCost for every line held fit.
+    std::size_t fit = 0;
+    for (std::size_t step = std::bit_floor(found.size() | 1); step > 0; step /= 2)
+        if (fit + step <= found.size() && found[fit + step - 1] + (held + fit + step) * kLineCost <= chunk_bytes_) fit += step;
+    const std::uint64_t before = held > 0 ? ends.back() : 0;
+    auto length = [&](std::size_t k) { return found[k] - 1 - (k > 0 ? found[k - 1] : before); };
+    const std::uint64_t longest = tbb::parallel_reduce(
+        tbb::blocked_range<std::size_t>(0, fit, 1 << 16), std::uint64_t{0},
+        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t most) {
+            for (std::size_t k = range.begin(); k != range.end(); ++k) most = std::max(most, length(k));
+            return most;
+        },
+        [](std::uint64_t a, std::uint64_t b) { return std::max(a, b); });
+    if (longest > line_limit_) {
+        std::size_t k = 0;
+        while (length(k) <= line_limit_) ++k;
+        line_too_long(inputs_[input_]->name(), line_number_ + k + 1, line_limit_);
     }
+    longest_ = std::max(longest_, static_cast<std::size_t>(longest));
+    ends.insert(ends.end(), found.begin(), found.begin() + static_cast<std::ptrdiff_t>(fit));
+    line_number_ += fit;
+    return fit;
+}
+
+bool ChunkReader::cut_lines() {
+    std::vector<std::uint64_t>& ends = chunk_.ends_;
+    const std::vector<std::uint64_t> found = find_terminators(chunk_.text(), scanned_, chunk_.size_, terminator_);
+    const std::size_t taken = take_lines(found);
+    if (taken == 0 && ends.empty() && !found.empty())  // only a line over the limit fails to fit an empty chunk
+        line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
+    if (taken < found.size()) {  // the chunk is full
+        if (taken > 0) scanned_ = ends.back();
+        return false;
+    }
+    scanned_ = chunk_.size_;
     const std::size_t partial = chunk_.size_ - (ends.empty() ? 0 : ends.back());
     if (partial > line_limit_) line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
     if (input_ended_) {  // all of it is cut into lines: on to the next input
@@ -98,29 +146,27 @@ bool ChunkReader::read_more() {
     if (input_ == inputs_.size()) return false;
     const std::uint64_t held = chunk_.size_ + chunk_.ends_.size() * kLineCost;
     if (held >= chunk_bytes_) return false;
-    if (chunk_.size_ == chunk_.capacity_) grow();
+    if (chunk_.size_ == chunk_.text_.size()) grow();
     // Bytes read but not taken into this chunk are held beyond its budget: a read takes no more
     // than could be all terminators (each line costing kLineCost), or kMinRead.
     const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(
-        chunk_.capacity_ - chunk_.size_, std::max<std::uint64_t>(kMinRead, (chunk_bytes_ - held) / (1 + kLineCost))));
-    const std::size_t n = inputs_[input_]->read(std::span<char>(chunk_.text_.get() + chunk_.size_, piece));
+        chunk_.text_.size() - chunk_.size_, std::max<std::uint64_t>(kMinRead, (chunk_bytes_ - held) / (1 + kLineCost))));
+    const std::size_t n = inputs_[input_]->read(std::span<char>(chunk_.text() + chunk_.size_, piece));
     chunk_.size_ += n;
     if (n == 0) {
         input_ended_ = true;
         // The bytes after the last line hold no terminator (all were cut): they are a last line.
         const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
-        if (chunk_.size_ > given) chunk_.text_.get()[chunk_.size_++] = terminator_;
+        if (chunk_.size_ > given) chunk_.text()[chunk_.size_++] = terminator_;
     }
     return true;
 }
 
 void ChunkReader::grow() {
-    const std::size_t capacity = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, 2 * std::uint64_t{chunk_.capacity_}));
-    char* text = static_cast<char*>(std::realloc(chunk_.text_.get(), capacity));
-    if (!text) throw std::bad_alloc();
-    chunk_.text_.release();
-    chunk_.text_.reset(text);
-    chunk_.capacity_ = capacity;
+    const std::size_t capacity = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, 2 * std::uint64_t{chunk_.text_.size()}));
+    io::HostBuffer text(capacity);
+    io::copy_parallel(text.data(), std::span<const std::byte>(chunk_.text_.data(), chunk_.size_));
+    chunk_.text_ = std::move(text);
 }
 
 namespace {

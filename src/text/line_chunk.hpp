@@ -5,6 +5,7 @@
 // them settled by their next window or by compare_lines.
 #pragma once
 
+#include "io/host_buffer.hpp"
 #include "src/text/line_input.hpp"
 #include "src/text/text_budget.hpp"
 #include "src/text/text_keys.hpp"
@@ -12,7 +13,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,22 +32,21 @@ public:
     // Line i without its terminator.
     std::string_view line(std::size_t i) const {
         const std::uint64_t begin = i == 0 ? 0 : ends_[i - 1];
-        return std::string_view(text_.get() + begin, ends_[i] - begin - 1);
+        return std::string_view(text() + begin, ends_[i] - begin - 1);
     }
 
 private:
     friend class ChunkReader;
-    struct Free {
-        void operator()(char* p) const { std::free(p); }
-    };
-    std::unique_ptr<char, Free> text_;
-    std::size_t capacity_ = 0;
+    char* text() const { return reinterpret_cast<char*>(text_.data()); }
+
+    io::HostBuffer text_;               // its size is the chunk's capacity
     std::size_t size_ = 0;              // bytes held: the lines, then the start of the next ones
     std::vector<std::uint64_t> ends_;  // the offset just after each line's terminator
 };
 
 // Cuts the inputs, in turn, into chunks of whole lines whose text and kLineCost per line fit the
 // budget's chunk_bytes(). A last line without its terminator is given one, at the end of each input.
+// Large reads are cut into lines in parallel, by blocks.
 class ChunkReader {
 public:
     ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator);
@@ -65,6 +64,9 @@ private:
     // Reads more of the current input (moving on at its end); false when the chunk is full.
     bool read_more();
     void grow();
+    // Takes the first of `found` (the ends of lines after those held) that fit the chunk, checking
+    // their lengths; returns how many.
+    std::size_t take_lines(std::span<const std::uint64_t> found);
 
     std::vector<ByteSource*> inputs_;
     std::size_t input_ = 0;          // the input being read

@@ -77,23 +77,34 @@ void plan_runs(LinePlan& plan, const SortOptions& options) {
     if (!output.folder.empty()) plan.disk.push_back({output.folder, bytes, "the output"});
 }
 
-// A stream read through a StreamReader, its bytes counted (and added to `progress`).
-class CountedStream final : public ByteSource {
+// A StreamReader's bytes (a compressed file, or a stream).
+class StreamSource final : public ByteSource {
 public:
-    CountedStream(std::unique_ptr<io::StreamReader> reader, std::optional<std::uint64_t> size, ProgressCounters* progress)
-        : reader_(std::move(reader)), size_(size), progress_(progress) {}
+    explicit StreamSource(std::unique_ptr<io::StreamReader> reader) : reader_(std::move(reader)) {}
+    std::size_t read(std::span<char> buffer) override { return reader_->read(std::as_writable_bytes(buffer)); }
+    const std::string& name() const override { return reader_->name(); }
+
+private:
+    std::unique_ptr<io::StreamReader> reader_;
+};
+
+// A source whose bytes are counted (and added to `progress`), with its size where known.
+class CountedSource final : public ByteSource {
+public:
+    CountedSource(std::unique_ptr<ByteSource> source, std::optional<std::uint64_t> size, ProgressCounters* progress)
+        : source_(std::move(source)), size_(size), progress_(progress) {}
     std::size_t read(std::span<char> buffer) override {
-        const std::size_t n = reader_->read(std::as_writable_bytes(buffer));
+        const std::size_t n = source_->read(buffer);
         bytes_ += n;
         if (progress_) progress_->add(n);
         return n;
     }
-    const std::string& name() const override { return reader_->name(); }
+    const std::string& name() const override { return source_->name(); }
     std::optional<std::uint64_t> known_size() const override { return size_; }
     std::uint64_t bytes() const { return bytes_; }
 
 private:
-    std::unique_ptr<io::StreamReader> reader_;
+    std::unique_ptr<ByteSource> source_;
     std::optional<std::uint64_t> size_;
     ProgressCounters* progress_;
     std::uint64_t bytes_ = 0;
@@ -103,10 +114,14 @@ io::StreamReaderQueue reader_queue(const LinePlan& plan) {
     return {static_cast<std::size_t>(plan.reader.block_bytes), plan.reader.queued_blocks};
 }
 
-std::unique_ptr<io::StreamReader> open_input(const SortOptions& options, const LinePlan& plan) {
+// INPUT: a plain regular file read by positional reads in parallel (InputFile), anything else
+// through a StreamReader.
+std::unique_ptr<ByteSource> open_input(const SortOptions& options, const LinePlan& plan) {
     if (options.input == "-")
-        return std::make_unique<io::StreamReader>(STDIN_FILENO, "standard input", input_compression(options), reader_queue(plan));
-    return std::make_unique<io::StreamReader>(options.input, input_compression(options), reader_queue(plan));
+        return std::make_unique<StreamSource>(
+            std::make_unique<io::StreamReader>(STDIN_FILENO, "standard input", input_compression(options), reader_queue(plan)));
+    if (plan.input_bytes) return std::make_unique<InputFile>(options.input, "cannot read");
+    return std::make_unique<StreamSource>(std::make_unique<io::StreamReader>(options.input, input_compression(options), reader_queue(plan)));
 }
 
 // The order-independent checksum of a chunk's lines (without their terminators).
@@ -154,7 +169,8 @@ void read_back(const TextOutput& target, const SortOptions& options, const LineP
                LineCheck& check) {
     const io::File file = io::File::duplicate(target.fd(), options.output);  // shares the offset: rewound
     if (::lseek(file.fd(), 0, SEEK_SET) < 0) throw IoError("--verify: cannot read '" + options.output + "' back: " + std::strerror(errno));
-    CountedStream source(std::make_unique<io::StreamReader>(file.fd(), options.output, output_compression(options), reader_queue(plan)),
+    CountedSource source(std::make_unique<StreamSource>(
+                             std::make_unique<io::StreamReader>(file.fd(), options.output, output_compression(options), reader_queue(plan))),
                          std::nullopt, options.progress);
     const TextBudget budget(plan.sort_bytes);
     LineReader lines(source, budget.read_buffer(1), budget.line_limit(), keys.line_end());
@@ -200,6 +216,18 @@ bool replaces_input(const SortOptions& options) {
            io::file_id(options.output, output) && input == output;
 }
 
+// OUTPUT's writer: a plain file written straight (large pieces through a map of it); stdout, a
+// device or pipe and a compressed file through `stream`, made here.
+LineWriter output_writer(const TextOutput& target, const SortOptions& options, const LinePlan& plan, const TextBudget& budget,
+                         char terminator, std::optional<io::StreamWriter>& stream) {
+    if (target.is_file() && output_compression(options) == Compression::none)
+        return LineWriter(target.fd(), options.output, budget.write_buffer(), terminator);
+    stream.emplace(target.fd(), options.output == "-" ? "standard output" : options.output, output_compression(options),
+                   std::max(1u, plan.writer.compressing_threads), options.compression_level,
+                   static_cast<std::size_t>(plan.writer.block_bytes), plan.writer.blocks_in_flight);
+    return LineWriter([&stream](std::span<const char> bytes) { stream->write(std::as_bytes(bytes)); }, budget.write_buffer(), terminator);
+}
+
 }  // namespace
 
 LinePlan plan_line_file(const SortOptions& options, const TextKeys& keys) {
@@ -236,16 +264,12 @@ LineFileReport sort_line_file(const SortOptions& options, const TextKeys& keys) 
     // A --tmp-dir that cannot be used is an error even when this input would not need it.
     if (options.tmp_dir) io::create_temp_file(plan.tmp_dir);
     const bool replaces = replaces_input(options);  // looked at before OUTPUT is touched
-    CountedStream input(open_input(options, plan), plan.input_bytes, progress);
+    CountedSource input(open_input(options, plan), plan.input_bytes, progress);
     TextOutput target(options.output == "-" ? std::nullopt : std::optional<std::string>(options.output));
-    io::StreamWriter stream(target.fd(), options.output == "-" ? "standard output" : options.output, output_compression(options),
-                            std::max(1u, plan.writer.compressing_threads), options.compression_level,
-                            static_cast<std::size_t>(plan.writer.block_bytes), plan.writer.blocks_in_flight);
     const TextBudget budget(plan.sort_bytes);
-    LineWriter writer([&](std::span<const char> bytes) {
-        stream.write(std::as_bytes(bytes));
-        if (progress) progress->add(bytes.size());
-    }, budget.write_buffer(), keys.line_end());
+    std::optional<io::StreamWriter> stream;
+    LineWriter writer = output_writer(target, options, plan, budget, keys.line_end(), stream);
+    if (progress) writer.on_written([progress](std::uint64_t bytes) { progress->add(bytes); });
     UniqueLines out(writer, keys);
     LineCheck written(keys);  // a stream OUTPUT is checked as it is written
     if (options.verify && !target.is_file()) out.watch([&](std::string_view line) { written.add(line); });
@@ -262,7 +286,7 @@ LineFileReport sort_line_file(const SortOptions& options, const TextKeys& keys) 
 
     const auto flush_start = std::chrono::steady_clock::now();
     if (progress) progress->start_phase(ProgressPhase::flushing, report.output_bytes, ProgressCounters::Counting::time_only);
-    stream.finish();
+    if (stream) stream->finish();
     report.flush_seconds = seconds_since(flush_start);
     if (options.verify) {
         const auto verify_start = std::chrono::steady_clock::now();
@@ -277,7 +301,7 @@ LineFileReport sort_line_file(const SortOptions& options, const TextKeys& keys) 
     if (progress) progress->stop_if_cancelled();  // the last moment it can stop
     target.commit(options.sync || replaces);
     report.flush_seconds += seconds_since(commit_start);
-    report.output_stored_bytes = stream.bytes_out();
+    report.output_stored_bytes = stream ? stream->bytes_out() : writer.bytes();
     if (progress) progress->start_phase(ProgressPhase::done, 0);
     report.seconds = seconds_since(start);
     return report;

@@ -29,7 +29,9 @@ public:
 
 // An input operand: a file, or stdin for "-" (left open). A file is checked to be readable when
 // the InputFile is made, opened when first read and closed at its end, so that no more inputs
-// are open at once than are being read. Failures throw IoError "OPEN_ERROR: NAME: CAUSE" (made,
+// are open at once than are being read. A regular file is read with positional reads, a large
+// read cut into blocks read in parallel on TBB's threads (from the page cache, one thread moves a
+// fraction of what several do). Failures throw IoError "OPEN_ERROR: NAME: CAUSE" (made,
 // opened) or "read failed: NAME: CAUSE", as GNU sort says them (its words for an input that cannot
 // be opened: "cannot read" for a sort or a merge, "open failed" for a check).
 class InputFile final : public ByteSource {
@@ -52,6 +54,7 @@ private:
     int fd_ = -1;
     bool ended_ = false;
     std::optional<std::uint64_t> known_size_;
+    std::uint64_t offset_ = 0;  // of a regular file: where the next read starts
 };
 
 // Checks every operand in turn, so that one that cannot be read fails before anything is written.

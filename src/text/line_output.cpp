@@ -3,10 +3,13 @@
 #include "src/text/line_output.hpp"
 
 #include "gpusort/errors.hpp"
+#include "io/file_mapping.hpp"
 #include "src/text/line_order.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/parallel_scan.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -38,6 +41,54 @@ void LineWriter::write(std::string_view line) {
     used_ += line.size() + 1;
 }
 
+namespace {
+
+// write_many() of this many bytes or more goes through a map where it can.
+constexpr std::uint64_t kMappedBytes = std::uint64_t{64} << 20;
+// A map is faulted in by pieces of this size in parallel before it is filled.
+constexpr std::uint64_t kPopulatePiece = std::uint64_t{32} << 20;
+
+}  // namespace
+
+void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
+    if (bytes >= kMappedBytes && write_mapped(bytes, fill)) return;
+    for (std::uint64_t from = 0; from < bytes;) {
+        if (used_ == buffer_.size()) flush();
+        const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_.size() - used_, bytes - from));
+        fill(std::span<char>(buffer_).subspan(used_, piece), from);
+        used_ += piece;
+        from += piece;
+    }
+}
+
+bool LineWriter::write_mapped(std::uint64_t bytes, const Fill& fill) {
+    struct stat st {};
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) != O_RDWR || (flags & O_APPEND) != 0) return false;
+    flush();
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    if (at < 0) return false;
+    const io::File file = io::File::duplicate(fd_, name_);
+    try {
+        if (!file.allocate(static_cast<std::uint64_t>(at), bytes)) return false;
+    } catch (const IoError& e) {
+        throw IoError("write failed: " + name_ + ": " + e.what());
+    }
+    {
+        const io::FileMapping map(file, static_cast<std::uint64_t>(at), bytes);
+        const std::uint64_t pieces = (bytes + kPopulatePiece - 1) / kPopulatePiece;
+        tbb::parallel_for(std::uint64_t{0}, pieces, [&](std::uint64_t p) {  // faulted in ahead: fewer, larger faults
+            map.populate(p * kPopulatePiece, std::min(kPopulatePiece, bytes - p * kPopulatePiece));
+        });
+        fill(std::span<char>(reinterpret_cast<char*>(map.data()), static_cast<std::size_t>(bytes)), 0);
+    }
+    if (::lseek(fd_, at + static_cast<off_t>(bytes), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
+    flushed_ += bytes;
+    if (written_) written_(bytes);
+    return true;
+}
+
 void LineWriter::flush() {
     const std::size_t used = std::exchange(used_, 0);
     write_out(buffer_.data(), used);
@@ -45,6 +96,7 @@ void LineWriter::flush() {
 
 void LineWriter::write_out(const char* data, std::size_t size) {
     flushed_ += size;
+    if (written_ && size > 0) written_(size);
     if (sink_) {
         if (size > 0) sink_(std::span<const char>(data, size));
         return;
@@ -69,84 +121,61 @@ void UniqueLines::write(std::string_view line) {
     if (watcher_) watcher_(line);
 }
 
-namespace {
-
-// Lines written at once by write_all(): their sizes are found, then they are gathered.
-constexpr std::size_t kBatchLines = std::size_t{1} << 16;
-
-}  // namespace
-
-// In batches: which lines are kept (with -u, those whose keys differ from the line before) and
-// where each lies and ends in the batch's bytes, found in parallel (each line's text fetched
-// ahead into the cache); then the batch's lines gathered into the writer's buffer in parallel,
-// as much of it at a time as the buffer has room for.
+// Where each line goes is found first: ends[i], the bytes of the lines up to i that are kept (with
+// -u, those whose keys differ from the line before), each with its terminator. Then write_many()
+// asks for pieces of those bytes, and the lines that fall in a piece are copied in parallel.
 void UniqueLines::write_all(std::size_t count, const std::function<std::string_view(std::size_t)>& line_at) {
     if (watcher_) {
         for (std::size_t i = 0; i < count; ++i) write(line_at(i));
         return;
     }
-    const std::size_t batch = std::min(count, kBatchLines);
-    std::vector<const char*> starts(batch);
-    std::vector<std::uint64_t> ends(batch);  // after each line kept, from the batch's start
-    for (std::size_t first = 0; first < count; first += kBatchLines) {
-        const std::size_t n = std::min(kBatchLines, count - first);
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const tbb::blocked_range<std::size_t>& range) {
+    if (count == 0) return;
+    std::vector<std::uint64_t> ends(count);
+    const std::uint64_t kept = tbb::parallel_reduce(
+        tbb::blocked_range<std::size_t>(0, count, 4096), std::uint64_t{0},
+        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t lines) {
             for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                const std::string_view line = line_at(first + i);
-                __builtin_prefetch(line.data());
-                const bool duplicate = keys_->unique && (i > 0 ? equal_keys(line_at(first + i - 1), line, *keys_)
-                                                               : any_ && equal_keys(last_, line, *keys_));
-                starts[i] = line.data();
+                const std::string_view line = line_at(i);
+                const bool duplicate =
+                    keys_->unique && (i > 0 ? equal_keys(line_at(i - 1), line, *keys_) : any_ && equal_keys(last_, line, *keys_));
                 ends[i] = duplicate ? 0 : line.size() + 1;
+                lines += !duplicate;
             }
-        });
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            kept += ends[i] != 0;
-            if (i > 0) ends[i] += ends[i - 1];
-        }
-        gather(std::span<const char* const>(starts.data(), n), std::span<const std::uint64_t>(ends.data(), n));
-        lines_ += kept;
-        if (keys_->unique) {  // the batch's last line has the keys of the last one written
-            last_.assign(line_at(first + n - 1));
-            any_ = true;
-        }
-    }
-}
-
-// The lines that begin at `starts` and end (with their terminators) at `ends` in the batch's
-// bytes (as write_all() found them; a line dropped takes none) copied into the writer's buffer
-// in pieces that fit it; a line longer than the buffer goes straight out.
-void UniqueLines::gather(std::span<const char* const> starts, std::span<const std::uint64_t> ends) {
+            return lines;
+        },
+        std::plus<>());
+    tbb::parallel_scan(
+        tbb::blocked_range<std::size_t>(0, count, 1 << 16), std::uint64_t{0},
+        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t sum, bool final) {
+            for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                sum += ends[i];
+                if (final) ends[i] = sum;
+            }
+            return sum;
+        },
+        std::plus<>());
     const char terminator = writer_->terminator();
-    auto line = [&](std::size_t k) {
-        const std::uint64_t begin = k > 0 ? ends[k - 1] : 0;
-        return std::string_view(starts[k], ends[k] == begin ? 0 : static_cast<std::size_t>(ends[k] - begin - 1));
-    };
-    for (std::size_t i = 0; i < ends.size();) {
-        const std::uint64_t base = i > 0 ? ends[i - 1] : 0;
-        const std::span<char> room = writer_->room();
-        const std::size_t j = static_cast<std::size_t>(std::upper_bound(ends.begin() + i, ends.end(), base + room.size()) - ends.begin());
-        if (j == i) {  // not even the next line fits
-            if (!writer_->empty()) {
-                writer_->flush();
-                continue;
-            }
-            writer_->write(line(i++));
-            continue;
-        }
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(i, j, 1024), [&](const tbb::blocked_range<std::size_t>& range) {
-            for (std::size_t k = range.begin(); k != range.end(); ++k) {
-                const std::uint64_t begin = k > 0 ? ends[k - 1] : 0;
-                if (ends[k] == begin) continue;  // dropped
-                const std::string_view text = line(k);
-                char* out = room.data() + (begin - base);
-                std::memcpy(out, text.data(), text.size());
-                out[text.size()] = terminator;
+    writer_->write_many(ends.back(), [&](std::span<char> into, std::uint64_t from) {
+        const std::uint64_t to = from + into.size();
+        const std::size_t first = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
+        const std::size_t last = static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin());
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(first, std::min(last + 1, count), 1024), [&](const tbb::blocked_range<std::size_t>& range) {
+            for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                const std::uint64_t begin = i > 0 ? ends[i - 1] : 0;
+                if (ends[i] == begin) continue;  // dropped
+                const std::string_view text = line_at(i);
+                // The line and its terminator, [begin, ends[i]), where it meets [from, to).
+                const std::uint64_t lo = std::max(begin, from), hi = std::min(ends[i], to);
+                const std::uint64_t in_text = std::min<std::uint64_t>(hi, begin + text.size());
+                if (in_text > lo) std::memcpy(into.data() + (lo - from), text.data() + (lo - begin), static_cast<std::size_t>(in_text - lo));
+                if (hi == ends[i]) into[static_cast<std::size_t>(hi - 1 - from)] = terminator;
             }
         });
-        writer_->fill(static_cast<std::size_t>(ends[j - 1] - base));
-        i = j;
+    });
+    lines_ += kept;
+    if (keys_->unique) {  // the last line has the keys of the last one written
+        last_.assign(line_at(count - 1));
+        any_ = true;
     }
 }
 

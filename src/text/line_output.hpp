@@ -22,30 +22,34 @@ namespace gpusort {
 
 // Writes with write(2) at the descriptor's offset; a failure throws IoError "write failed: NAME:
 // CAUSE", as GNU sort says it. Or hands its bytes to a sink (a compressed stream, say), which
-// throws its own errors.
+// throws its own errors. Many bytes at once (write_many) go into a regular file open for reading
+// and writing through a memory map of their place, filled on all threads.
 class LineWriter {
 public:
     using Sink = std::function<void(std::span<const char>)>;
+    // fill(into, from) puts bytes [from, from + into.size()) of what write_many() writes into `into`.
+    using Fill = std::function<void(std::span<char> into, std::uint64_t from)>;
 
     LineWriter(int fd, std::string name, std::size_t buffer_bytes, char terminator);
     LineWriter(Sink sink, std::size_t buffer_bytes, char terminator);
 
     // The line and its terminator.
     void write(std::string_view line);
+    // Writes `bytes` bytes that `fill` gives, a piece at a time (each may be filled in parallel).
+    void write_many(std::uint64_t bytes, const Fill& fill);
     // Writes out what the buffer holds.
     void flush();
-    // The buffer's free bytes, to be filled by the caller and then taken with fill(): lines with
-    // their terminators, as write() would put them.
-    std::span<char> room() { return std::span<char>(buffer_).subspan(used_); }
-    void fill(std::size_t bytes) { used_ += bytes; }
-    // Whether the buffer holds nothing.
-    bool empty() const { return used_ == 0; }
     char terminator() const { return terminator_; }
     // Bytes given so far, written or buffered.
     std::uint64_t bytes() const { return flushed_ + used_; }
+    // Tells `written` of the bytes as they are written out (to count progress).
+    void on_written(std::function<void(std::uint64_t)> written) { written_ = std::move(written); }
 
 private:
     void write_out(const char* data, std::size_t size);
+    // write_many() through a map of the bytes' place in the file; false where the descriptor is
+    // not a regular file open for reading and writing (without O_APPEND) or has no room reserved.
+    bool write_mapped(std::uint64_t bytes, const Fill& fill);
 
     int fd_ = -1;
     std::string name_;
@@ -54,6 +58,7 @@ private:
     std::size_t used_ = 0;
     std::uint64_t flushed_ = 0;
     char terminator_;
+    std::function<void(std::uint64_t)> written_;
 };
 
 // The lines written in order, but with -u only the first of each run of lines whose keys are
@@ -62,8 +67,8 @@ class UniqueLines {
 public:
     UniqueLines(LineWriter& writer, const TextKeys& keys) : writer_(&writer), keys_(&keys) {}
     void write(std::string_view line);
-    // Writes lines 0 to count - 1 (line_at(i) gives line i) as write() of each in turn would, the
-    // lines gathered into the writer's buffer on all threads (TBB's).
+    // Writes lines 0 to count - 1 (line_at(i) gives line i) as write() of each in turn would: where
+    // each goes found first, then all gathered on TBB's threads by LineWriter::write_many().
     void write_all(std::size_t count, const std::function<std::string_view(std::size_t)>& line_at);
     // Lines written so far.
     std::uint64_t lines() const { return lines_; }
@@ -71,8 +76,6 @@ public:
     void watch(std::function<void(std::string_view)> watcher) { watcher_ = std::move(watcher); }
 
 private:
-    void gather(std::span<const char* const> starts, std::span<const std::uint64_t> ends);
-
     LineWriter* writer_;
     const TextKeys* keys_;
     std::string last_;

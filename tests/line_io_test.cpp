@@ -1,0 +1,184 @@
+// The text sort's own reading and writing (src/text/line_input, line_chunk, line_output), each way
+// checked against bytes built here: an input file read by parallel positional reads and cut into
+// lines in parallel, large and small, with and without a last terminator, chunks cut by the budget;
+// and LineWriter::write_many() through a map of a regular file, through write(2) where the file
+// cannot be mapped (write only, O_APPEND) and through a sink, between lines written one by one.
+#include "gpusort/errors.hpp"
+#include "src/text/line_chunk.hpp"
+#include "src/text/line_output.hpp"
+#include "tests/scratch_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpusort {
+namespace {
+
+using testing::ScratchDir;
+
+// Lines of 0 to 200 random letters, `bytes` of them or a little more.
+std::string random_lines(std::mt19937_64& random, std::size_t bytes) {
+    std::string text;
+    while (text.size() < bytes) {
+        text.append(random() % 201, static_cast<char>('a' + random() % 26));
+        text += '\n';
+    }
+    return text;
+}
+
+// The lines of `text`, each without its terminator; a last line without one is a line.
+std::vector<std::string> split(const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        if (end == std::string::npos) end = text.size();
+        lines.push_back(text.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return lines;
+}
+
+// Every line of every chunk `file` is cut into under `budget`, and the number of chunks.
+std::pair<std::vector<std::string>, std::size_t> read_chunks(const std::string& file, std::uint64_t budget) {
+    InputFile input(file, "cannot read");
+    ChunkReader reader({&input}, TextBudget(budget), '\n');
+    std::vector<std::string> lines;
+    std::size_t chunks = 0;
+    while (reader.fill()) {
+        ++chunks;
+        for (std::size_t i = 0; i < reader.chunk().lines(); ++i) lines.emplace_back(reader.chunk().line(i));
+    }
+    EXPECT_TRUE(reader.done());
+    return {lines, chunks};
+}
+
+TEST(LineInput, LargeFileReadAndCutInParallelGivesEveryLine) {
+    ScratchDir dir;
+    std::mt19937_64 random(1401);
+    std::string text = random_lines(random, 40u << 20);  // over the sizes read and cut in parallel
+    text += "last line without a terminator";
+    std::ofstream(dir / "in", std::ios::binary) << text;
+    const auto [lines, chunks] = read_chunks(dir / "in", std::uint64_t{1} << 30);
+    EXPECT_EQ(chunks, 1u);
+    EXPECT_EQ(lines, split(text));
+}
+
+TEST(LineInput, ChunksCutByTheBudgetGiveEveryLineOnce) {
+    ScratchDir dir;
+    std::mt19937_64 random(1402);
+    const std::string text = random_lines(random, 24u << 20);
+    std::ofstream(dir / "in", std::ios::binary) << text;
+    const auto [lines, chunks] = read_chunks(dir / "in", std::uint64_t{8} << 20);
+    EXPECT_GT(chunks, 3u);
+    EXPECT_EQ(lines, split(text));
+}
+
+// A line longer than the budget allows is refused with its number, however the text is cut.
+TEST(LineInput, LineOverTheLimitIsRefusedWithItsNumber) {
+    ScratchDir dir;
+    std::mt19937_64 random(1403);
+    std::string text = random_lines(random, 20u << 20);
+    const std::size_t number = split(text).size() + 1;
+    text += std::string(3u << 20, 'x') + "\nafter\n";  // a budget of 8 MiB takes lines of 2 MiB
+    std::ofstream(dir / "in", std::ios::binary) << text;
+    try {
+        read_chunks(dir / "in", std::uint64_t{8} << 20);
+        FAIL() << "no error";
+    } catch (const SortError& e) {
+        EXPECT_NE(std::string(e.what()).find(":" + std::to_string(number) + ": line too long"), std::string::npos) << e.what();
+    }
+}
+
+// What write_many() is given: `bytes` bytes whose byte i is a function of i.
+char pattern(std::uint64_t i) { return static_cast<char>('a' + (i * 7 + i / 4099) % 26); }
+const LineWriter::Fill kPattern = [](std::span<char> into, std::uint64_t from) {
+    for (std::size_t i = 0; i < into.size(); ++i) into[i] = pattern(from + i);
+};
+
+// Lines, many bytes, then a line, through `writer`; the bytes it should have written.
+std::string write_between_lines(LineWriter& writer, std::uint64_t bytes) {
+    writer.write("first");
+    writer.write_many(bytes, kPattern);
+    writer.write("last");
+    writer.flush();
+    std::string expected = "first\n";
+    for (std::uint64_t i = 0; i < bytes; ++i) expected += pattern(i);
+    EXPECT_EQ(writer.bytes(), expected.size() + 5);
+    return expected + "last\n";
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Many bytes (enough to be mapped) into a file open for reading and writing, one open write
+// only (not mapped), one open to append, and small ones: the file holds what was written, at
+// the descriptor's offset, which ends after it.
+TEST(LineOutput, WriteManyGivesTheBytesWhateverTheDescriptor) {
+    ScratchDir dir;
+    const std::uint64_t large = (std::uint64_t{65} << 20) + 12345;
+    const std::vector<std::pair<int, std::uint64_t>> cases = {
+        {O_RDWR, large}, {O_WRONLY, large}, {O_RDWR | O_APPEND, large}, {O_RDWR, 100000}, {O_RDWR, 0}};
+    for (const auto& [flags, bytes] : cases) {
+        const std::string path = dir / "out";
+        std::ofstream(path, std::ios::binary) << "before\n";
+        const int fd = ::open(path.c_str(), flags);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::lseek(fd, 0, SEEK_END), 7);
+        LineWriter writer(fd, path, 1 << 16, '\n');
+        const std::string expected = "before\n" + write_between_lines(writer, bytes);
+        EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), static_cast<off_t>(expected.size()));
+        ::close(fd);
+        EXPECT_TRUE(read_file(path) == expected) << "flags " << flags << ", " << bytes << " bytes";
+    }
+}
+
+TEST(LineOutput, WriteManyThroughASinkGivesTheBytes) {
+    std::string got;
+    LineWriter writer([&](std::span<const char> bytes) { got.append(bytes.data(), bytes.size()); }, 1 << 16, '\n');
+    const std::string expected = write_between_lines(writer, (std::uint64_t{65} << 20) + 3);
+    EXPECT_TRUE(got == expected);
+}
+
+// Lines written through write_all(), with -u dropping repeats, into a mapped file: as written one by one.
+TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
+    ScratchDir dir;
+    std::mt19937_64 random(1404);
+    std::vector<std::string> lines;
+    for (std::size_t bytes = 0; bytes < (std::size_t{70} << 20); bytes += lines.back().size() + 1)
+        lines.push_back(std::string(random() % 3 == 0 ? 0 : 1 + random() % 120, static_cast<char>('a' + random() % 3)));
+    for (const bool unique : {false, true}) {
+        TextKeys keys;  // whole lines
+        keys.unique = unique;
+        const std::string path = dir / "out";
+        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+        ASSERT_GE(fd, 0);
+        LineWriter writer(fd, path, 1 << 16, '\n');
+        UniqueLines out(writer, keys);
+        out.write(lines.front());
+        out.write_all(lines.size(), [&](std::size_t i) { return std::string_view(lines[i]); });
+        writer.flush();
+        ::close(fd);
+        std::string expected;
+        std::size_t count = 0;
+        for (std::size_t i = 0; i <= lines.size(); ++i) {
+            const std::string& line = i == 0 ? lines.front() : lines[i - 1];
+            if (unique && i > 0 && line == (i == 1 ? lines.front() : lines[i - 2])) continue;
+            expected += line + '\n';
+            ++count;
+        }
+        EXPECT_EQ(out.lines(), count);
+        EXPECT_TRUE(read_file(path) == expected) << "unique " << unique;
+    }
+}
+
+}  // namespace
+}  // namespace gpusort
