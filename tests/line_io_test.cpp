@@ -148,6 +148,16 @@ TEST(LineOutput, WriteManyThroughASinkGivesTheBytes) {
     EXPECT_TRUE(got == expected);
 }
 
+class StringLines final : public LineSequence {
+public:
+    explicit StringLines(const std::vector<std::string>& lines) : lines_(lines) {}
+    std::size_t size() const override { return lines_.size(); }
+    std::string_view line(std::size_t i) const override { return lines_[i]; }
+
+private:
+    const std::vector<std::string>& lines_;
+};
+
 // Lines written through write_all(), with -u dropping repeats, into a mapped file: as written one by one.
 TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
     ScratchDir dir;
@@ -164,7 +174,7 @@ TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
         LineWriter writer(fd, path, 1 << 16, '\n');
         UniqueLines out(writer, keys);
         out.write(lines.front());
-        out.write_all(lines.size(), [&](std::size_t i) { return std::string_view(lines[i]); });
+        out.write_all(StringLines(lines));
         writer.flush();
         ::close(fd);
         std::string expected;

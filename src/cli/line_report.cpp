@@ -114,7 +114,7 @@ std::string line_stats_json(const SortOptions& options, const TextKeys& keys, co
         << ", \"threads\": " << report.plan.threads << "},\n"
         << "  \"plan\": " << line_plan_json(report.plan, 2) << ",\n"
         << "  \"seconds\": {\"total\": " << report.seconds << ", \"read\": " << t.read << ", \"sort\": " << t.sort
-        << ", \"ties\": " << t.ties << ", \"runs\": " << t.runs << ", \"merge\": " << t.merge << ", \"write\": " << t.write
+        << ", \"prefixes\": " << t.prefixes << ", \"ties\": " << t.ties << ", \"runs\": " << t.runs << ", \"merge\": " << t.merge << ", \"write\": " << t.write
         << ", \"flush\": " << report.flush_seconds << ", \"verify\": " << report.verify_seconds << "},\n"
         << "  \"throughput_mb_per_s\": " << static_cast<double>(report.input_bytes) / 1e6 / seconds << "\n"
         << "}\n";

@@ -225,7 +225,27 @@ bool equal_keys(std::string_view a, std::string_view b, const TextKeys& keys) {
                        [&](const TextKey& key) { return compare_key(a, b, key, keys.separator) == 0; });
 }
 
+namespace {
+
+// key_prefix() of a whole line's code from its start (no keys), where the window holds no 0 byte
+// of the line: its bytes, then 0 0 where they end within the window, each XORed with `mask`.
+bool whole_line_prefix(std::string_view line, unsigned char mask, std::span<std::byte> out) {
+    const std::size_t n = std::min(line.size(), out.size());
+    std::memcpy(out.data(), line.data(), n);
+    if (mask != 0)
+        for (std::size_t i = 0; i < n; ++i) out[i] ^= std::byte{mask};
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(), std::byte{0});
+    const std::size_t room = out.size() - n;
+    for (std::size_t i = 0; i < std::min<std::size_t>(room, 2); ++i) out[n + i] = std::byte{mask};
+    return line.size() + 2 <= out.size();
+}
+
+}  // namespace
+
 bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip) {
+    const bool whole_line = keys.keys.empty() && skip == 0;
+    if (whole_line && !std::memchr(line.data(), 0, std::min(line.size(), out.size())))
+        return whole_line_prefix(line, keys.reverse ? 0xff : 0, out);
     CodeWriter writer{out.data(), out.data() + out.size(), skip};
     for (const TextKey& key : keys.keys) {
         if (writer.cut) break;

@@ -121,31 +121,38 @@ void UniqueLines::write(std::string_view line) {
     if (watcher_) watcher_(line);
 }
 
-// Where each line goes is found first: ends[i], the bytes of the lines up to i that are kept (with
-// -u, those whose keys differ from the line before), each with its terminator. Then write_many()
-// asks for pieces of those bytes, and the lines that fall in a piece are copied in parallel.
-void UniqueLines::write_all(std::size_t count, const std::function<std::string_view(std::size_t)>& line_at) {
-    if (watcher_) {
-        for (std::size_t i = 0; i < count; ++i) write(line_at(i));
-        return;
-    }
-    if (count == 0) return;
-    std::vector<std::uint64_t> ends(count);
-    const std::uint64_t kept = tbb::parallel_reduce(
+namespace {
+
+// How far ahead of the line at hand write_all() fetches: the places of lines (kFetchAhead), the
+// text of lines (half as far). Lines in a sorted order lie anywhere in memory: a thread that only
+// waited for each in turn would wait for memory most of the time.
+constexpr std::size_t kFetchAhead = 16;
+
+// ends[i]: for each line, 0 where -u drops it, else its bytes with its terminator; returns the
+// count of lines kept.
+std::uint64_t line_sizes(const LineSequence& lines, const TextKeys& keys, std::string_view last, std::span<std::uint64_t> ends) {
+    const std::size_t count = lines.size();
+    return tbb::parallel_reduce(
         tbb::blocked_range<std::size_t>(0, count, 4096), std::uint64_t{0},
-        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t lines) {
+        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t kept) {
             for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                const std::string_view line = line_at(i);
+                if (i + kFetchAhead < count) lines.prefetch(i + kFetchAhead);
+                const std::string_view line = lines.line(i);
+                if (keys.unique && i + kFetchAhead / 2 < count) __builtin_prefetch(lines.line(i + kFetchAhead / 2).data());
                 const bool duplicate =
-                    keys_->unique && (i > 0 ? equal_keys(line_at(i - 1), line, *keys_) : any_ && equal_keys(last_, line, *keys_));
+                    keys.unique && (i > 0 ? equal_keys(lines.line(i - 1), line, keys) : last.data() && equal_keys(last, line, keys));
                 ends[i] = duplicate ? 0 : line.size() + 1;
-                lines += !duplicate;
+                kept += !duplicate;
             }
-            return lines;
+            return kept;
         },
         std::plus<>());
+}
+
+// Sizes into ends: ends[i] becomes the bytes of lines 0 to i.
+void sum_sizes(std::span<std::uint64_t> ends) {
     tbb::parallel_scan(
-        tbb::blocked_range<std::size_t>(0, count, 1 << 16), std::uint64_t{0},
+        tbb::blocked_range<std::size_t>(0, ends.size(), 1 << 16), std::uint64_t{0},
         [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t sum, bool final) {
             for (std::size_t i = range.begin(); i != range.end(); ++i) {
                 sum += ends[i];
@@ -154,27 +161,52 @@ void UniqueLines::write_all(std::size_t count, const std::function<std::string_v
             return sum;
         },
         std::plus<>());
-    const char terminator = writer_->terminator();
-    writer_->write_many(ends.back(), [&](std::span<char> into, std::uint64_t from) {
-        const std::uint64_t to = from + into.size();
-        const std::size_t first = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
-        const std::size_t last = static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin());
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(first, std::min(last + 1, count), 1024), [&](const tbb::blocked_range<std::size_t>& range) {
-            for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                const std::uint64_t begin = i > 0 ? ends[i - 1] : 0;
-                if (ends[i] == begin) continue;  // dropped
-                const std::string_view text = line_at(i);
-                // The line and its terminator, [begin, ends[i]), where it meets [from, to).
-                const std::uint64_t lo = std::max(begin, from), hi = std::min(ends[i], to);
-                const std::uint64_t in_text = std::min<std::uint64_t>(hi, begin + text.size());
-                if (in_text > lo) std::memcpy(into.data() + (lo - from), text.data() + (lo - begin), static_cast<std::size_t>(in_text - lo));
-                if (hi == ends[i]) into[static_cast<std::size_t>(hi - 1 - from)] = terminator;
-            }
-        });
+}
+
+// Bytes [from, from + into.size()) of the lines that end at `ends` (with their terminators; a line
+// dropped ends where the one before it does) copied into `into`, in parallel.
+void gather_lines(const LineSequence& lines, std::span<const std::uint64_t> ends, char terminator, std::span<char> into,
+                  std::uint64_t from) {
+    const std::uint64_t to = from + into.size();
+    const std::size_t first = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
+    const std::size_t last = std::min<std::size_t>(
+        ends.size(), static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin()) + 1);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(first, last, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            if (i + kFetchAhead < last) lines.prefetch(i + kFetchAhead);
+            if (i + kFetchAhead / 2 < last) __builtin_prefetch(lines.line(i + kFetchAhead / 2).data());
+            const std::uint64_t begin = i > 0 ? ends[i - 1] : 0;
+            if (ends[i] == begin) continue;  // dropped
+            const std::string_view text = lines.line(i);
+            // The line and its terminator, [begin, ends[i]), where it meets [from, to).
+            const std::uint64_t lo = std::max(begin, from), hi = std::min(ends[i], to);
+            const std::uint64_t in_text = std::min<std::uint64_t>(hi, begin + text.size());
+            if (in_text > lo) std::memcpy(into.data() + (lo - from), text.data() + (lo - begin), static_cast<std::size_t>(in_text - lo));
+            if (hi == ends[i]) into[static_cast<std::size_t>(hi - 1 - from)] = terminator;
+        }
     });
+}
+
+}  // namespace
+
+// Where each line goes is found first: ends[i], the bytes of the lines up to i that are kept (with
+// -u, those whose keys differ from the line before), each with its terminator. Then write_many()
+// asks for pieces of those bytes, and the lines that fall in a piece are copied in parallel.
+void UniqueLines::write_all(const LineSequence& lines) {
+    const std::size_t count = lines.size();
+    if (watcher_) {
+        for (std::size_t i = 0; i < count; ++i) write(lines.line(i));
+        return;
+    }
+    if (count == 0) return;
+    std::vector<std::uint64_t> ends(count);
+    const std::uint64_t kept = line_sizes(lines, *keys_, any_ ? std::string_view(last_) : std::string_view(), ends);
+    sum_sizes(ends);
+    const char terminator = writer_->terminator();
+    writer_->write_many(ends.back(), [&](std::span<char> into, std::uint64_t from) { gather_lines(lines, ends, terminator, into, from); });
     lines_ += kept;
     if (keys_->unique) {  // the last line has the keys of the last one written
-        last_.assign(line_at(count - 1));
+        last_.assign(lines.line(count - 1));
         any_ = true;
     }
 }

@@ -61,15 +61,26 @@ private:
     std::function<void(std::uint64_t)> written_;
 };
 
+// Lines in the order write_all() writes them.
+class LineSequence {
+public:
+    virtual ~LineSequence() = default;
+    virtual std::size_t size() const = 0;
+    // Line i, without its terminator.
+    virtual std::string_view line(std::size_t i) const = 0;
+    // A hint that line(i) comes soon: what it reads to find the line starts to be fetched.
+    virtual void prefetch(std::size_t) const {}
+};
+
 // The lines written in order, but with -u only the first of each run of lines whose keys are
 // equal (equal_keys).
 class UniqueLines {
 public:
     UniqueLines(LineWriter& writer, const TextKeys& keys) : writer_(&writer), keys_(&keys) {}
     void write(std::string_view line);
-    // Writes lines 0 to count - 1 (line_at(i) gives line i) as write() of each in turn would: where
-    // each goes found first, then all gathered on TBB's threads by LineWriter::write_many().
-    void write_all(std::size_t count, const std::function<std::string_view(std::size_t)>& line_at);
+    // Writes the lines as write() of each in turn would: where each goes found first, then all
+    // gathered on TBB's threads by LineWriter::write_many().
+    void write_all(const LineSequence& lines);
     // Lines written so far.
     std::uint64_t lines() const { return lines_; }
     // Also gives each line written to `watcher` (to check a stream output as it is written).

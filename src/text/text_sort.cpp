@@ -42,8 +42,21 @@ int check_order(InputFile& input, const SortCommand& command, const TextBudget& 
     return 0;
 }
 
+// A chunk's lines in the order of its sorted entries.
+class SortedLines final : public LineSequence {
+public:
+    SortedLines(const LineChunk& chunk, std::span<const LineEntry> entries) : chunk_(chunk), entries_(entries) {}
+    std::size_t size() const override { return entries_.size(); }
+    std::string_view line(std::size_t i) const override { return chunk_.line(entries_[i].line()); }
+    void prefetch(std::size_t i) const override { chunk_.prefetch(entries_[i].line()); }
+
+private:
+    const LineChunk& chunk_;
+    std::span<const LineEntry> entries_;
+};
+
 void write_chunk(const LineChunk& chunk, std::span<const LineEntry> entries, UniqueLines& out) {
-    out.write_all(entries.size(), [&](std::size_t i) { return chunk.line(entries[i].line()); });
+    out.write_all(SortedLines(chunk, entries));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -89,6 +102,7 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
                 start_phase(hooks, ProgressPhase::writing, chunk.bytes());
                 write_chunk(chunk, entries, out);
                 report.times.write = seconds_since(written);
+                report.times.prefixes = chunk_times.prefixes;
                 report.times.sort = chunk_times.sort;
                 report.times.ties = chunk_times.ties;
                 return report;
@@ -101,6 +115,7 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
         }
         longest_line = reader.longest_line();
     }  // the chunk's memory goes before the merge
+    report.times.prefixes = chunk_times.prefixes;
     report.times.sort = chunk_times.sort;
     report.times.ties = chunk_times.ties;
     report.bytes_spilled = spill.bytes();

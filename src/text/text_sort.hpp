@@ -32,7 +32,8 @@ unsigned line_sort_threads(std::optional<std::size_t> wanted);
 // Seconds of a sort of lines by step; the steps do not overlap.
 struct LineSortTimes {
     double read = 0;   // the inputs read into chunks
-    double sort = 0;   // the chunks' entries made and sorted by their prefixes (sort_memory)
+    double prefixes = 0;  // the chunks' entries made: the prefixes of their lines' sort codes
+    double sort = 0;   // the entries sorted by their prefixes
     double ties = 0;   // the groups of equal prefixes settled
     double runs = 0;   // sorted chunks written as runs
     double merge = 0;  // the merge of the runs, all passes, the output written through it
