@@ -141,6 +141,42 @@ TEST(LineOutput, WriteManyGivesTheBytesWhateverTheDescriptor) {
     }
 }
 
+// expect() maps the file's end ahead: then as many bytes, fewer, or only lines written one by one
+// leave the file holding just what was written.
+TEST(LineOutput, WritesAfterExpectLeaveOnlyWhatWasWritten) {
+    ScratchDir dir;
+    const std::uint64_t expected_bytes = std::uint64_t{80} << 20;
+    for (const std::uint64_t bytes : {expected_bytes, expected_bytes / 2 + 7, std::uint64_t{0}}) {
+        const std::string path = dir / "out";
+        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+        ASSERT_GE(fd, 0);
+        std::string expected;
+        {
+            LineWriter writer(fd, path, 1 << 16, '\n');
+            writer.expect(expected_bytes);
+            if (bytes > 0) {
+                writer.write_many(bytes, kPattern);
+                writer.write("last");
+                writer.flush();
+                for (std::uint64_t i = 0; i < bytes; ++i) expected += pattern(i);
+                expected += "last\n";
+            } else {
+                writer.write("only a line");
+                writer.flush();
+                expected = "only a line\n";
+            }
+        }
+        ::close(fd);
+        EXPECT_TRUE(read_file(path) == expected) << bytes << " bytes";
+    }
+    // Nothing written at all.
+    const std::string path = dir / "none";
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+    { LineWriter(fd, path, 1 << 16, '\n').expect(expected_bytes); }
+    ::close(fd);
+    EXPECT_EQ(read_file(path), "");
+}
+
 TEST(LineOutput, WriteManyThroughASinkGivesTheBytes) {
     std::string got;
     LineWriter writer([&](std::span<const char> bytes) { got.append(bytes.data(), bytes.size()); }, 1 << 16, '\n');

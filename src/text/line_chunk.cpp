@@ -69,39 +69,43 @@ bool ChunkReader::done() const {
 
 namespace {
 
-// Stretches of text at least this long are searched for terminators in parallel, by blocks.
+// Text is searched for terminators by blocks of this size, in parallel.
 constexpr std::size_t kCutBlock = std::size_t{1} << 20;
 
-// The offsets just after each terminator in text[begin, end), in order.
-std::vector<std::uint64_t> find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator) {
+// Appends to `ends` the offset just after each terminator in text[begin, end), in order: each
+// block's terminators counted, then their offsets written in place, block by block in parallel.
+void find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator, std::vector<std::uint64_t>& ends) {
     const std::size_t blocks = (end - begin + kCutBlock - 1) / kCutBlock;
-    std::vector<std::vector<std::uint64_t>> found(blocks);
+    auto block = [&](std::size_t b) {
+        return std::pair(text + begin + b * kCutBlock, text + std::min(end, begin + (b + 1) * kCutBlock));
+    };
+    std::vector<std::size_t> first(blocks + 1, ends.size());
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-        const char* at = text + begin + b * kCutBlock;
-        const char* stop = text + std::min(end, begin + (b + 1) * kCutBlock);
-        while (const void* hit = std::memchr(at, terminator, static_cast<std::size_t>(stop - at))) {
+        const auto [from, to] = block(b);
+        first[b + 1] = static_cast<std::size_t>(std::count(from, to, terminator));
+    });
+    for (std::size_t b = 0; b < blocks; ++b) first[b + 1] += first[b];
+    ends.resize(first.back());
+    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+        auto [at, to] = block(b);
+        std::uint64_t* out = ends.data() + first[b];
+        while (const void* hit = std::memchr(at, terminator, static_cast<std::size_t>(to - at))) {
             at = static_cast<const char*>(hit) + 1;
-            found[b].push_back(static_cast<std::uint64_t>(at - text));
+            *out++ = static_cast<std::uint64_t>(at - text);
         }
     });
-    if (blocks == 1) return std::move(found.front());
-    std::vector<std::size_t> first(blocks + 1, 0);
-    for (std::size_t b = 0; b < blocks; ++b) first[b + 1] = first[b] + found[b].size();
-    std::vector<std::uint64_t> ends(first.back());
-    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) { std::copy(found[b].begin(), found[b].end(), ends.begin() + first[b]); });
-    return ends;
 }
 
 }  // namespace
 
-std::size_t ChunkReader::take_lines(std::span<const std::uint64_t> found) {
+std::size_t ChunkReader::take_lines(std::size_t held) {
     std::vector<std::uint64_t>& ends = chunk_.ends_;
-    const std::size_t held = ends.size();
+    const std::span<const std::uint64_t> found = std::span<const std::uint64_t>(ends).subspan(held);
     // Line k of `found` fits when the chunk's text up to its end and kLineCost for every line held fit.
     std::size_t fit = 0;
     for (std::size_t step = std::bit_floor(found.size() | 1); step > 0; step /= 2)
         if (fit + step <= found.size() && found[fit + step - 1] + (held + fit + step) * kLineCost <= chunk_bytes_) fit += step;
-    const std::uint64_t before = held > 0 ? ends.back() : 0;
+    const std::uint64_t before = held > 0 ? ends[held - 1] : 0;
     auto length = [&](std::size_t k) { return found[k] - 1 - (k > 0 ? found[k - 1] : before); };
     const std::uint64_t longest = tbb::parallel_reduce(
         tbb::blocked_range<std::size_t>(0, fit, 1 << 16), std::uint64_t{0},
@@ -110,24 +114,25 @@ std::size_t ChunkReader::take_lines(std::span<const std::uint64_t> found) {
             return most;
         },
         [](std::uint64_t a, std::uint64_t b) { return std::max(a, b); });
-    if (longest > line_limit_) {
+    // Only a line over the limit fails to fit an empty chunk.
+    if (longest > line_limit_ || (fit == 0 && held == 0 && !found.empty())) {
         std::size_t k = 0;
-        while (length(k) <= line_limit_) ++k;
+        while (k < fit && length(k) <= line_limit_) ++k;
         line_too_long(inputs_[input_]->name(), line_number_ + k + 1, line_limit_);
     }
     longest_ = std::max(longest_, static_cast<std::size_t>(longest));
-    ends.insert(ends.end(), found.begin(), found.begin() + static_cast<std::ptrdiff_t>(fit));
+    ends.resize(held + fit);
     line_number_ += fit;
     return fit;
 }
 
 bool ChunkReader::cut_lines() {
     std::vector<std::uint64_t>& ends = chunk_.ends_;
-    const std::vector<std::uint64_t> found = find_terminators(chunk_.text(), scanned_, chunk_.size_, terminator_);
-    const std::size_t taken = take_lines(found);
-    if (taken == 0 && ends.empty() && !found.empty())  // only a line over the limit fails to fit an empty chunk
-        line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
-    if (taken < found.size()) {  // the chunk is full
+    const std::size_t held = ends.size();
+    find_terminators(chunk_.text(), scanned_, chunk_.size_, terminator_, ends);
+    const std::size_t found = ends.size() - held;
+    const std::size_t taken = take_lines(held);
+    if (taken < found) {  // the chunk is full
         if (taken > 0) scanned_ = ends.back();
         return false;
     }

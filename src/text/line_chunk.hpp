@@ -66,9 +66,9 @@ private:
     // Reads more of the current input (moving on at its end); false when the chunk is full.
     bool read_more();
     void grow();
-    // Takes the first of `found` (the ends of lines after those held) that fit the chunk, checking
-    // their lengths; returns how many.
-    std::size_t take_lines(std::span<const std::uint64_t> found);
+    // Of the lines found after the first `held` of the chunk's ends, keeps those that fit the
+    // chunk, checking their lengths; returns how many.
+    std::size_t take_lines(std::size_t held);
 
     std::vector<ByteSource*> inputs_;
     std::size_t input_ = 0;          // the input being read

@@ -158,6 +158,18 @@ struct CodeWriter {
             cut = true;
         }
     }
+    // put() of each byte of `text`, at once where none is skipped and those that fit hold no 0
+    // byte; returns how many were put so (0 where put() must take them).
+    std::size_t put_plain(std::string_view text) {
+        const std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(end - pos));
+        if (skip > 0 || std::memchr(text.data(), 0, n)) return 0;
+        std::memcpy(pos, text.data(), n);
+        if (mask != 0)
+            for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
+        pos += n;
+        cut = n < text.size();
+        return cut ? text.size() : n;
+    }
     void put_digits(std::string_view digits) {
         for (std::size_t i = 0; i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
     }
@@ -188,7 +200,7 @@ void encode_number(const Decimal& number, CodeWriter& out) {
 // Bytes (folded with f) as a self-delimiting code in their order: a 0 byte as 0 0xff, and 0 0 at
 // the end, so that a string sorts before its extensions.
 void encode_bytes(std::string_view text, bool fold, CodeWriter& out) {
-    for (std::size_t i = 0; i < text.size() && !out.cut; ++i) {
+    for (std::size_t i = fold ? 0 : out.put_plain(text); i < text.size() && !out.cut; ++i) {
         const unsigned char byte = fold ? fold_upper(text[i]) : static_cast<unsigned char>(text[i]);
         out.put(byte);
         if (byte == 0) out.put(0xff);
@@ -225,27 +237,7 @@ bool equal_keys(std::string_view a, std::string_view b, const TextKeys& keys) {
                        [&](const TextKey& key) { return compare_key(a, b, key, keys.separator) == 0; });
 }
 
-namespace {
-
-// key_prefix() of a whole line's code from its start (no keys), where the window holds no 0 byte
-// of the line: its bytes, then 0 0 where they end within the window, each XORed with `mask`.
-bool whole_line_prefix(std::string_view line, unsigned char mask, std::span<std::byte> out) {
-    const std::size_t n = std::min(line.size(), out.size());
-    std::memcpy(out.data(), line.data(), n);
-    if (mask != 0)
-        for (std::size_t i = 0; i < n; ++i) out[i] ^= std::byte{mask};
-    std::fill(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(), std::byte{0});
-    const std::size_t room = out.size() - n;
-    for (std::size_t i = 0; i < std::min<std::size_t>(room, 2); ++i) out[n + i] = std::byte{mask};
-    return line.size() + 2 <= out.size();
-}
-
-}  // namespace
-
 bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip) {
-    const bool whole_line = keys.keys.empty() && skip == 0;
-    if (whole_line && !std::memchr(line.data(), 0, std::min(line.size(), out.size())))
-        return whole_line_prefix(line, keys.reverse ? 0xff : 0, out);
     CodeWriter writer{out.data(), out.data() + out.size(), skip};
     for (const TextKey& key : keys.keys) {
         if (writer.cut) break;

@@ -12,6 +12,8 @@
 #include <tbb/parallel_scan.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -45,10 +47,65 @@ namespace {
 
 // write_many() of this many bytes or more goes through a map where it can.
 constexpr std::uint64_t kMappedBytes = std::uint64_t{64} << 20;
-// A map is faulted in by pieces of this size in parallel before it is filled.
+// A map is faulted in by pieces of this size.
 constexpr std::uint64_t kPopulatePiece = std::uint64_t{32} << 20;
 
 }  // namespace
+
+// Bytes [at, at + size) of the writer's file, reserved and mapped, their pages faulted in ahead of
+// the writes: by a thread of its own from the start (while the lines are still being sorted), the
+// rest in parallel by ready().
+class LineWriter::OutputMap {
+public:
+    OutputMap(const io::File& file, std::uint64_t at, std::uint64_t size, bool ahead) : at_(at), map_(file, at, size) {
+        if (ahead) thread_ = std::thread([this] {
+            for (std::uint64_t p = 0; p < pieces() && !stop_; ++p)
+                if (!populate(p)) break;  // the writes fault the pages in
+        });
+    }
+    ~OutputMap() { stop(); }
+    std::uint64_t at() const { return at_; }
+    std::uint64_t size() const { return map_.size(); }
+    char* data() const { return reinterpret_cast<char*>(map_.data()); }
+    // Every page faulted in: the thread stopped, the pieces it left done in parallel.
+    void ready() {
+        stop();
+        tbb::parallel_for(done_.load(), pieces(), [&](std::uint64_t p) { populate(p); });
+    }
+
+private:
+    std::uint64_t pieces() const { return (map_.size() + kPopulatePiece - 1) / kPopulatePiece; }
+    bool populate(std::uint64_t p) {
+        const bool done = map_.populate(p * kPopulatePiece, std::min(kPopulatePiece, map_.size() - p * kPopulatePiece));
+        if (done) done_ = p + 1;
+        return done;
+    }
+    void stop() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+    }
+
+    std::uint64_t at_;
+    io::FileMapping map_;
+    std::atomic<bool> stop_ = false;
+    std::atomic<std::uint64_t> done_ = 0;  // pieces faulted in by the thread
+    std::thread thread_;
+};
+
+LineWriter::~LineWriter() {
+    try {
+        drop_map();
+    } catch (const IoError&) {  // the file is being given up
+    }
+}
+
+void LineWriter::drop_map() {
+    if (!map_) return;
+    const std::uint64_t at = map_->at();
+    map_.reset();
+    if (::ftruncate(fd_, static_cast<off_t>(at)) != 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
+}
+LineWriter::LineWriter(LineWriter&&) noexcept = default;
 
 void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
     if (bytes >= kMappedBytes && write_mapped(bytes, fill)) return;
@@ -61,29 +118,43 @@ void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
     }
 }
 
-bool LineWriter::write_mapped(std::uint64_t bytes, const Fill& fill) {
+void LineWriter::expect(std::uint64_t bytes) {
+    if (bytes >= kMappedBytes) map_ = map_end(bytes, true);
+}
+
+std::unique_ptr<LineWriter::OutputMap> LineWriter::map_end(std::uint64_t bytes, bool ahead) {
     struct stat st {};
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
     const int flags = ::fcntl(fd_, F_GETFL);
-    if (flags < 0 || (flags & O_ACCMODE) != O_RDWR || (flags & O_APPEND) != 0) return false;
+    if (flags < 0 || (flags & O_ACCMODE) != O_RDWR || (flags & O_APPEND) != 0) return nullptr;
     flush();
     const off_t at = ::lseek(fd_, 0, SEEK_CUR);
-    if (at < 0) return false;
+    if (at != st.st_size) return nullptr;  // only a file's end is mapped: what is not written is cut off
     const io::File file = io::File::duplicate(fd_, name_);
     try {
-        if (!file.allocate(static_cast<std::uint64_t>(at), bytes)) return false;
+        if (!file.allocate(static_cast<std::uint64_t>(at), bytes)) return nullptr;
     } catch (const IoError& e) {
         throw IoError("write failed: " + name_ + ": " + e.what());
     }
-    {
-        const io::FileMapping map(file, static_cast<std::uint64_t>(at), bytes);
-        const std::uint64_t pieces = (bytes + kPopulatePiece - 1) / kPopulatePiece;
-        tbb::parallel_for(std::uint64_t{0}, pieces, [&](std::uint64_t p) {  // faulted in ahead: fewer, larger faults
-            map.populate(p * kPopulatePiece, std::min(kPopulatePiece, bytes - p * kPopulatePiece));
-        });
-        fill(std::span<char>(reinterpret_cast<char*>(map.data()), static_cast<std::size_t>(bytes)), 0);
+    return std::make_unique<OutputMap>(file, static_cast<std::uint64_t>(at), bytes, ahead);
+}
+
+bool LineWriter::write_mapped(std::uint64_t bytes, const Fill& fill) {
+    flush();
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    std::unique_ptr<OutputMap> map = std::move(map_);
+    if (!map || map->at() != static_cast<std::uint64_t>(at) || map->size() < bytes) {
+        map.reset();
+        map = map_end(bytes, false);
+        if (!map) return false;
     }
-    if (::lseek(fd_, at + static_cast<off_t>(bytes), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
+    map->ready();
+    fill(std::span<char>(map->data(), static_cast<std::size_t>(bytes)), 0);
+    const std::uint64_t end = map->at() + bytes;
+    if (map->size() > bytes && ::ftruncate(fd_, static_cast<off_t>(end)) != 0)
+        throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
+    map.reset();
+    if (::lseek(fd_, static_cast<off_t>(end), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
     flushed_ += bytes;
     if (written_) written_(bytes);
     return true;
@@ -95,6 +166,7 @@ void LineWriter::flush() {
 }
 
 void LineWriter::write_out(const char* data, std::size_t size) {
+    if (size > 0) drop_map();  // what was mapped for write_many() is not written so
     flushed_ += size;
     if (written_ && size > 0) written_(size);
     if (sink_) {

@@ -32,6 +32,12 @@ public:
 
     LineWriter(int fd, std::string name, std::size_t buffer_bytes, char terminator);
     LineWriter(Sink sink, std::size_t buffer_bytes, char terminator);
+    LineWriter(LineWriter&&) noexcept;
+    ~LineWriter();
+
+    // A hint that write_many() of `bytes` bytes (or fewer) comes next: where it would go through a
+    // map, the map is made now and its pages faulted in by a thread of its own meanwhile.
+    void expect(std::uint64_t bytes);
 
     // The line and its terminator.
     void write(std::string_view line);
@@ -48,8 +54,15 @@ public:
 private:
     void write_out(const char* data, std::size_t size);
     // write_many() through a map of the bytes' place in the file; false where the descriptor is
-    // not a regular file open for reading and writing (without O_APPEND) or has no room reserved.
+    // not a regular file open for reading and writing (without O_APPEND) at its end, or no room
+    // could be reserved.
     bool write_mapped(std::uint64_t bytes, const Fill& fill);
+    class OutputMap;
+    // A map of `bytes` bytes from the end of the file, where the descriptor's offset is, reserved
+    // (null where the file cannot be mapped so); with `ahead`, faulted in by a thread meanwhile.
+    std::unique_ptr<OutputMap> map_end(std::uint64_t bytes, bool ahead);
+    // The map expect() made, gone, and the file cut back to where it began.
+    void drop_map();
 
     int fd_ = -1;
     std::string name_;
@@ -59,6 +72,7 @@ private:
     std::uint64_t flushed_ = 0;
     char terminator_;
     std::function<void(std::uint64_t)> written_;
+    std::unique_ptr<OutputMap> map_;  // made by expect()
 };
 
 // Lines in the order write_all() writes them.
@@ -81,6 +95,8 @@ public:
     // Writes the lines as write() of each in turn would: where each goes found first, then all
     // gathered on TBB's threads by LineWriter::write_many().
     void write_all(const LineSequence& lines);
+    // A hint that write_all() of lines of `bytes` bytes (or fewer) comes next (LineWriter::expect).
+    void expect(std::uint64_t bytes) { writer_->expect(bytes); }
     // Lines written so far.
     std::uint64_t lines() const { return lines_; }
     // Also gives each line written to `watcher` (to check a stream output as it is written).

@@ -95,7 +95,10 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
             report.line_bytes += chunk.bytes();
             if (hooks.chunk_read) hooks.chunk_read(chunk);
             const bool one_chunk = runs.empty() && reader.done();  // all of the input in one chunk
-            if (one_chunk) start_phase(hooks, ProgressPhase::sorting, chunk.bytes(), ProgressCounters::Counting::time_only);
+            if (one_chunk) {
+                start_phase(hooks, ProgressPhase::sorting, chunk.bytes(), ProgressCounters::Counting::time_only);
+                out.expect(chunk.bytes());  // the output's pages made ready while the lines are sorted
+            }
             const std::span<const LineEntry> entries = sorter.sort(chunk, &chunk_times);
             const auto written = std::chrono::steady_clock::now();
             if (one_chunk) {
