@@ -42,16 +42,21 @@ void stream_block(std::byte* destination, const std::byte* source, std::size_t l
 
 }  // namespace
 
-HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
-    if (bytes == 0) return;
+std::byte* map_memory(std::size_t bytes) {
     void* p = io::sys::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the buffer still works
-    data_ = static_cast<std::byte*>(p);
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the memory still works
+    return static_cast<std::byte*>(p);
+}
+
+void unmap_memory(std::byte* data, std::size_t bytes) noexcept { ::munmap(data, bytes); }
+
+HostBuffer::HostBuffer(std::size_t bytes) : size_(bytes) {
+    if (bytes > 0) data_ = map_memory(bytes);
 }
 
 HostBuffer::~HostBuffer() {
-    if (data_) ::munmap(data_, size_);
+    if (data_) unmap_memory(data_, size_);
 }
 
 HostBuffer::HostBuffer(HostBuffer&& other) noexcept
@@ -59,7 +64,7 @@ HostBuffer::HostBuffer(HostBuffer&& other) noexcept
 
 HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
     if (this != &other) {
-        if (data_) ::munmap(data_, size_);
+        if (data_) unmap_memory(data_, size_);
         data_ = std::exchange(other.data_, nullptr);
         size_ = std::exchange(other.size_, 0);
     }

@@ -8,6 +8,11 @@
 
 namespace gpusort::io {
 
+// The memory of a HostBuffer without the object (for an allocator): `bytes` mapped with huge
+// pages asked for (throws std::bad_alloc), and given back.
+std::byte* map_memory(std::size_t bytes);
+void unmap_memory(std::byte* data, std::size_t bytes) noexcept;
+
 class HostBuffer {
 public:
     HostBuffer() = default;

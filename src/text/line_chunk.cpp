@@ -74,7 +74,7 @@ constexpr std::size_t kCutBlock = std::size_t{1} << 20;
 
 // Appends to `ends` the offset just after each terminator in text[begin, end), in order: each
 // block's terminators counted, then their offsets written in place, block by block in parallel.
-void find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator, std::vector<std::uint64_t>& ends) {
+void find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator, UninitializedVector<std::uint64_t>& ends) {
     const std::size_t blocks = (end - begin + kCutBlock - 1) / kCutBlock;
     auto block = [&](std::size_t b) {
         return std::pair(text + begin + b * kCutBlock, text + std::min(end, begin + (b + 1) * kCutBlock));
@@ -99,7 +99,7 @@ void find_terminators(const char* text, std::size_t begin, std::size_t end, char
 }  // namespace
 
 std::size_t ChunkReader::take_lines(std::size_t held) {
-    std::vector<std::uint64_t>& ends = chunk_.ends_;
+    UninitializedVector<std::uint64_t>& ends = chunk_.ends_;
     const std::span<const std::uint64_t> found = std::span<const std::uint64_t>(ends).subspan(held);
     // Line k of `found` fits when the chunk's text up to its end and kLineCost for every line held fit.
     std::size_t fit = 0;
@@ -127,7 +127,7 @@ std::size_t ChunkReader::take_lines(std::size_t held) {
 }
 
 bool ChunkReader::cut_lines() {
-    std::vector<std::uint64_t>& ends = chunk_.ends_;
+    UninitializedVector<std::uint64_t>& ends = chunk_.ends_;
     const std::size_t held = ends.size();
     find_terminators(chunk_.text(), scanned_, chunk_.size_, terminator_, ends);
     const std::size_t found = ends.size() - held;
@@ -294,12 +294,12 @@ void LineSorter::sort_entries(std::span<LineEntry> entries) {
 std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, ChunkSortTimes* times) {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t n = chunk.lines();
-    if (n > capacity_) {
-        entries_.reset();
-        entries_ = std::make_unique_for_overwrite<LineEntry[]>(n);
-        capacity_ = n;
+    if (n > entries_.capacity()) {  // the old entries go first: they are not copied
+        entries_.clear();
+        entries_.shrink_to_fit();
     }
-    const std::span<LineEntry> entries(entries_.get(), n);
+    entries_.resize(n);
+    const std::span<LineEntry> entries(entries_);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
         for (std::size_t i = range.begin(); i != range.end(); ++i) make_entry(entries[i], chunk.line(i), i, *keys_, 0);
     });

@@ -9,6 +9,7 @@
 #include "src/text/line_input.hpp"
 #include "src/text/text_budget.hpp"
 #include "src/text/text_keys.hpp"
+#include "src/text/uninitialized.hpp"
 
 #include <array>
 #include <cstddef>
@@ -43,7 +44,7 @@ private:
 
     io::HostBuffer text_;               // its size is the chunk's capacity
     std::size_t size_ = 0;              // bytes held: the lines, then the start of the next ones
-    std::vector<std::uint64_t> ends_;  // the offset just after each line's terminator
+    UninitializedVector<std::uint64_t> ends_;  // the offset just after each line's terminator
 };
 
 // Cuts the inputs, in turn, into chunks of whole lines whose text and kLineCost per line fit the
@@ -131,8 +132,7 @@ private:
     const TextKeys* keys_;
     unsigned threads_;
     std::unique_ptr<SortThreadPool> pool_;
-    std::unique_ptr<LineEntry[]> entries_;
-    std::size_t capacity_ = 0;
+    UninitializedVector<LineEntry> entries_;
 };
 
 }  // namespace gpusort

@@ -5,6 +5,7 @@
 #include "gpusort/errors.hpp"
 #include "io/file_mapping.hpp"
 #include "src/text/line_order.hpp"
+#include "src/text/uninitialized.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -196,13 +197,14 @@ void UniqueLines::write(std::string_view line) {
 namespace {
 
 // How far ahead of the line at hand write_all() fetches: the places of lines (kFetchAhead), the
-// text of lines (half as far). Lines in a sorted order lie anywhere in memory: a thread that only
+// text of lines (half as far; as far when their starts are known). Lines in a sorted order lie anywhere in memory: a thread that only
 // waited for each in turn would wait for memory most of the time.
 constexpr std::size_t kFetchAhead = 16;
 
-// ends[i]: for each line, 0 where -u drops it, else its bytes with its terminator; returns the
-// count of lines kept.
-std::uint64_t line_sizes(const LineSequence& lines, const TextKeys& keys, std::string_view last, std::span<std::uint64_t> ends) {
+// For each line: where its text starts, and in ends[i] 0 where -u drops it, else its bytes with its
+// terminator; returns the count of lines kept.
+std::uint64_t line_places(const LineSequence& lines, const TextKeys& keys, std::string_view last, std::span<const char*> starts,
+                          std::span<std::uint64_t> ends) {
     const std::size_t count = lines.size();
     return tbb::parallel_reduce(
         tbb::blocked_range<std::size_t>(0, count, 4096), std::uint64_t{0},
@@ -213,6 +215,7 @@ std::uint64_t line_sizes(const LineSequence& lines, const TextKeys& keys, std::s
                 if (keys.unique && i + kFetchAhead / 2 < count) __builtin_prefetch(lines.line(i + kFetchAhead / 2).data());
                 const bool duplicate =
                     keys.unique && (i > 0 ? equal_keys(lines.line(i - 1), line, keys) : last.data() && equal_keys(last, line, keys));
+                starts[i] = line.data();
                 ends[i] = duplicate ? 0 : line.size() + 1;
                 kept += !duplicate;
             }
@@ -235,9 +238,10 @@ void sum_sizes(std::span<std::uint64_t> ends) {
         std::plus<>());
 }
 
-// Bytes [from, from + into.size()) of the lines that end at `ends` (with their terminators; a line
-// dropped ends where the one before it does) copied into `into`, in parallel.
-void gather_lines(const LineSequence& lines, std::span<const std::uint64_t> ends, char terminator, std::span<char> into,
+// Bytes [from, from + into.size()) of the lines that start at `starts` and end at `ends` in the
+// output (with their terminators; a line dropped ends where the one before it does), copied into
+// `into` in parallel.
+void gather_lines(std::span<const char* const> starts, std::span<const std::uint64_t> ends, char terminator, std::span<char> into,
                   std::uint64_t from) {
     const std::uint64_t to = from + into.size();
     const std::size_t first = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
@@ -245,15 +249,13 @@ void gather_lines(const LineSequence& lines, std::span<const std::uint64_t> ends
         ends.size(), static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin()) + 1);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(first, last, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
         for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            if (i + kFetchAhead < last) lines.prefetch(i + kFetchAhead);
-            if (i + kFetchAhead / 2 < last) __builtin_prefetch(lines.line(i + kFetchAhead / 2).data());
+            if (i + kFetchAhead < last) __builtin_prefetch(starts[i + kFetchAhead]);
             const std::uint64_t begin = i > 0 ? ends[i - 1] : 0;
             if (ends[i] == begin) continue;  // dropped
-            const std::string_view text = lines.line(i);
             // The line and its terminator, [begin, ends[i]), where it meets [from, to).
             const std::uint64_t lo = std::max(begin, from), hi = std::min(ends[i], to);
-            const std::uint64_t in_text = std::min<std::uint64_t>(hi, begin + text.size());
-            if (in_text > lo) std::memcpy(into.data() + (lo - from), text.data() + (lo - begin), static_cast<std::size_t>(in_text - lo));
+            const std::uint64_t in_text = std::min(hi, ends[i] - 1);
+            if (in_text > lo) std::memcpy(into.data() + (lo - from), starts[i] + (lo - begin), static_cast<std::size_t>(in_text - lo));
             if (hi == ends[i]) into[static_cast<std::size_t>(hi - 1 - from)] = terminator;
         }
     });
@@ -261,8 +263,8 @@ void gather_lines(const LineSequence& lines, std::span<const std::uint64_t> ends
 
 }  // namespace
 
-// Where each line goes is found first: ends[i], the bytes of the lines up to i that are kept (with
-// -u, those whose keys differ from the line before), each with its terminator. Then write_many()
+// Where each line starts and where it goes are found first: ends[i], the bytes of the lines up to i
+// that are kept (with -u, those whose keys differ from the line before), each with its terminator. Then write_many()
 // asks for pieces of those bytes, and the lines that fall in a piece are copied in parallel.
 void UniqueLines::write_all(const LineSequence& lines) {
     const std::size_t count = lines.size();
@@ -271,11 +273,12 @@ void UniqueLines::write_all(const LineSequence& lines) {
         return;
     }
     if (count == 0) return;
-    std::vector<std::uint64_t> ends(count);
-    const std::uint64_t kept = line_sizes(lines, *keys_, any_ ? std::string_view(last_) : std::string_view(), ends);
+    UninitializedVector<const char*> starts(count);
+    UninitializedVector<std::uint64_t> ends(count);
+    const std::uint64_t kept = line_places(lines, *keys_, any_ ? std::string_view(last_) : std::string_view(), starts, ends);
     sum_sizes(ends);
     const char terminator = writer_->terminator();
-    writer_->write_many(ends.back(), [&](std::span<char> into, std::uint64_t from) { gather_lines(lines, ends, terminator, into, from); });
+    writer_->write_many(ends.back(), [&](std::span<char> into, std::uint64_t from) { gather_lines(starts, ends, terminator, into, from); });
     lines_ += kept;
     if (keys_->unique) {  // the last line has the keys of the last one written
         last_.assign(lines.line(count - 1));
