@@ -15,6 +15,9 @@
 
 #include <algorithm>
 #include <bit>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -72,6 +75,27 @@ namespace {
 // Text is searched for terminators by blocks of this size, in parallel.
 constexpr std::size_t kCutBlock = std::size_t{1} << 20;
 
+// Calls found(p) for each p in [from, to) where *p is `byte`, in order: 64 bytes compared at a time
+// where SSE2 is, so that short lines cost no call each.
+template <class Found>
+void for_each_byte(const char* from, const char* to, char byte, Found&& found) {
+    const char* at = from;
+#if defined(__SSE2__)
+    const __m128i wanted = _mm_set1_epi8(byte);
+    for (; at + 64 <= to; at += 64) {
+        std::uint64_t mask = 0;
+        for (int lane = 0; lane < 4; ++lane) {
+            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 16 * lane));
+            const auto hits = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, wanted)));
+            mask |= std::uint64_t{hits} << (16 * lane);
+        }
+        for (; mask != 0; mask &= mask - 1) found(at + std::countr_zero(mask));
+    }
+#endif
+    for (; at < to; ++at)
+        if (*at == byte) found(at);
+}
+
 // Appends to `ends` the offset just after each terminator in text[begin, end), in order: each
 // block's terminators counted, then their offsets written in place, block by block in parallel.
 void find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator, UninitializedVector<std::uint64_t>& ends) {
@@ -87,12 +111,9 @@ void find_terminators(const char* text, std::size_t begin, std::size_t end, char
     for (std::size_t b = 0; b < blocks; ++b) first[b + 1] += first[b];
     ends.resize(first.back());
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-        auto [at, to] = block(b);
+        const auto [from, to] = block(b);
         std::uint64_t* out = ends.data() + first[b];
-        while (const void* hit = std::memchr(at, terminator, static_cast<std::size_t>(to - at))) {
-            at = static_cast<const char*>(hit) + 1;
-            *out++ = static_cast<std::uint64_t>(at - text);
-        }
+        for_each_byte(from, to, terminator, [&](const char* hit) { *out++ = static_cast<std::uint64_t>(hit + 1 - text); });
     });
 }
 
