@@ -1,11 +1,14 @@
-// The text sort's own reading and writing (src/text/line_input, line_chunk, line_output), each way
-// checked against bytes built here: an input file read by parallel positional reads and cut into
+// The text sort's own reading, writing and merging in parts (src/text/line_input, line_chunk,
+// line_output, merge_in_parts), each way checked against bytes built here: an input file read by parallel positional reads and cut into
 // lines in parallel, large and small, with and without a last terminator, chunks cut by the budget;
 // and LineWriter::write_many() through a map of a regular file, through write(2) where the file
-// cannot be mapped (write only, O_APPEND) and through a sink, between lines written one by one.
+// cannot be mapped (write only, O_APPEND) and through a sink, between lines written one by one;
+// sorted runs merged in parts against std::stable_sort.
 #include "gpusort/errors.hpp"
 #include "src/text/line_chunk.hpp"
+#include "src/text/line_order.hpp"
 #include "src/text/line_output.hpp"
+#include "src/text/merge_in_parts.hpp"
 #include "tests/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -223,6 +226,42 @@ TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
         }
         EXPECT_EQ(out.lines(), count);
         EXPECT_TRUE(read_file(path) == expected) << "unique " << unique;
+    }
+}
+
+// Runs of lines that compare equal by their key but differ (-s: only the key orders them) and of
+// long lines, merged in parts on several threads: as std::stable_sort puts all their lines, taken
+// run after run. Empty runs and runs of one line are among them.
+TEST(MergeInParts, GivesTheStableOrderOfAllRuns) {
+    std::mt19937_64 random(1405);
+    TextKeys keys;
+    keys.keys.push_back(parse_text_key("1,1"));
+    keys.stable = true;
+    ScratchDir dir;
+    for (const std::size_t runs_wanted : {1, 2, 7, 19}) {
+        SpillFiles spill({dir.path()});
+        std::vector<std::string> all;
+        std::vector<SpilledRun> runs;
+        for (std::size_t r = 0; r < runs_wanted; ++r) {
+            std::vector<std::string> lines;
+            const std::size_t count = r % 5 == 3 ? 0 : r % 5 == 4 ? 1 : random() % 20000;
+            for (std::size_t i = 0; i < count; ++i) {
+                const std::size_t length = random() % 50 == 0 ? 5000 + random() % 9000 : random() % 12;
+                std::string line = std::to_string(random() % 300) + " " + std::string(length, static_cast<char>('a' + random() % 26));
+                lines.push_back(line);
+            }
+            std::stable_sort(lines.begin(), lines.end(), [&](const std::string& a, const std::string& b) { return compare_lines(a, b, keys) < 0; });
+            all.insert(all.end(), lines.begin(), lines.end());
+            runs.push_back(spill.write_run(TextBudget(64 << 20), '\n', [&](LineWriter& writer) {
+                for (const std::string& line : lines) writer.write(line);
+            }));
+        }
+        std::stable_sort(all.begin(), all.end(), [&](const std::string& a, const std::string& b) { return compare_lines(a, b, keys) < 0; });
+        std::string expected;
+        for (const std::string& line : all) expected += line + '\n';
+        std::string got(expected.size(), '\0');
+        merge_in_parts(runs, keys, TextBudget(64 << 20), 4, 14000, got, nullptr);
+        EXPECT_TRUE(got == expected) << runs_wanted << " runs";
     }
 }
 

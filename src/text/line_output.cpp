@@ -109,7 +109,10 @@ void LineWriter::drop_map() {
 LineWriter::LineWriter(LineWriter&&) noexcept = default;
 
 void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
-    if (bytes >= kMappedBytes && write_mapped(bytes, fill)) return;
+    if (bytes >= kMappedBytes && write_mapped(bytes, fill)) {
+        if (written_) written_(bytes);
+        return;
+    }
     for (std::uint64_t from = 0; from < bytes;) {
         if (used_ == buffer_.size()) flush();
         const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(buffer_.size() - used_, bytes - from));
@@ -117,6 +120,10 @@ void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
         used_ += piece;
         from += piece;
     }
+}
+
+bool LineWriter::write_in_place(std::uint64_t bytes, const std::function<void(std::span<char>)>& fill) {
+    return bytes >= kMappedBytes && write_mapped(bytes, [&](std::span<char> into, std::uint64_t) { fill(into); });
 }
 
 void LineWriter::expect(std::uint64_t bytes) {
@@ -143,12 +150,9 @@ std::unique_ptr<LineWriter::OutputMap> LineWriter::map_end(std::uint64_t bytes, 
 bool LineWriter::write_mapped(std::uint64_t bytes, const Fill& fill) {
     flush();
     const off_t at = ::lseek(fd_, 0, SEEK_CUR);
-    std::unique_ptr<OutputMap> map = std::move(map_);
-    if (!map || map->at() != static_cast<std::uint64_t>(at) || map->size() < bytes) {
-        map.reset();
-        map = map_end(bytes, false);
-        if (!map) return false;
-    }
+    if (map_ && (map_->at() != static_cast<std::uint64_t>(at) || map_->size() < bytes)) drop_map();
+    std::unique_ptr<OutputMap> map = map_ ? std::move(map_) : map_end(bytes, false);
+    if (!map) return false;
     map->ready();
     fill(std::span<char>(map->data(), static_cast<std::size_t>(bytes)), 0);
     const std::uint64_t end = map->at() + bytes;
@@ -157,7 +161,6 @@ bool LineWriter::write_mapped(std::uint64_t bytes, const Fill& fill) {
     map.reset();
     if (::lseek(fd_, static_cast<off_t>(end), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
     flushed_ += bytes;
-    if (written_) written_(bytes);
     return true;
 }
 
@@ -262,6 +265,12 @@ void gather_lines(std::span<const char* const> starts, std::span<const std::uint
 }
 
 }  // namespace
+
+bool UniqueLines::write_in_place(std::uint64_t lines, std::uint64_t bytes, const std::function<void(std::span<char>)>& fill) {
+    if (keys_->unique || watcher_ || !writer_->write_in_place(bytes, fill)) return false;
+    lines_ += lines;
+    return true;
+}
 
 // Where each line starts and where it goes are found first: ends[i], the bytes of the lines up to i
 // that are kept (with -u, those whose keys differ from the line before), each with its terminator. Then write_many()

@@ -43,6 +43,10 @@ public:
     void write(std::string_view line);
     // Writes `bytes` bytes that `fill` gives, a piece at a time (each may be filled in parallel).
     void write_many(std::uint64_t bytes, const Fill& fill);
+    // Writes `bytes` bytes at once through a map of their place, fill(into) putting all of them
+    // there (and telling on_written's callback of them itself, as it goes); false (nothing
+    // written) where they would not go through a map.
+    bool write_in_place(std::uint64_t bytes, const std::function<void(std::span<char>)>& fill);
     // Writes out what the buffer holds.
     void flush();
     char terminator() const { return terminator_; }
@@ -95,6 +99,9 @@ public:
     // Writes the lines as write() of each in turn would: where each goes found first, then all
     // gathered on TBB's threads by LineWriter::write_many().
     void write_all(const LineSequence& lines);
+    // Writes `lines` lines of `bytes` bytes, which fill(into) puts in place, where the writer can
+    // (LineWriter::write_in_place) and no line would be dropped (no -u) or watched; else false.
+    bool write_in_place(std::uint64_t lines, std::uint64_t bytes, const std::function<void(std::span<char>)>& fill);
     // A hint that write_all() of lines of `bytes` bytes (or fewer) comes next (LineWriter::expect).
     void expect(std::uint64_t bytes) { writer_->expect(bytes); }
     // Lines written so far.

@@ -6,6 +6,7 @@
 #include "gpusort/sort_plan.hpp"
 #include "src/text/line_chunk.hpp"
 #include "src/text/line_merge.hpp"
+#include "src/text/merge_in_parts.hpp"
 #include "src/text/line_order.hpp"
 
 #include <tbb/global_control.h>
@@ -122,12 +123,21 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
     report.times.sort = chunk_times.sort;
     report.times.ties = chunk_times.ties;
     report.bytes_spilled = spill.bytes();
+    start_phase(hooks, ProgressPhase::merging, report.bytes_spilled);
+    const auto merge_start = std::chrono::steady_clock::now();
+    // One merge reads every run: on all threads, in parts, where the output can take them in place.
+    if (runs.size() <= merge_fan_in(budget, longest_line) &&
+        out.write_in_place(report.lines, report.bytes_spilled, [&](std::span<char> into) {
+            merge_in_parts(runs, keys, budget, threads, longest_line, into, hooks.progress);
+        })) {
+        report.times.merge = seconds_since(merge_start);
+        report.merge_passes = 1;
+        return report;
+    }
     std::vector<RunSource> sources;
     for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
     std::vector<ByteSource*> merged;
     for (RunSource& source : sources) merged.push_back(&source);
-    start_phase(hooks, ProgressPhase::merging, report.bytes_spilled);
-    const auto merge_start = std::chrono::steady_clock::now();
     const MergeCounts counts = merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
     report.times.merge = seconds_since(merge_start);
     report.merge_passes = counts.passes;
