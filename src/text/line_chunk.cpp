@@ -29,8 +29,6 @@ namespace {
 
 // The buffer of a chunk starts at this size (or the inputs' size, where known) and doubles as needed.
 constexpr std::size_t kFirstCapacity = std::size_t{1} << 20;
-// The least read of an input (fewer bytes where the chunk's buffer is full).
-constexpr std::size_t kMinRead = std::size_t{64} << 10;
 // Chunks of fewer lines are sorted on the CPU: starting a GPU would take longer than the sort.
 constexpr std::size_t kMinGpuLines = std::size_t{1} << 20;
 
@@ -47,10 +45,11 @@ std::optional<std::uint64_t> inputs_size(const std::vector<ByteSource*>& inputs)
 }  // namespace
 
 ChunkReader::ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator)
-    : inputs_(std::move(inputs)), chunk_bytes_(budget.chunk_bytes()), line_limit_(budget.line_limit()), terminator_(terminator) {
+    : inputs_(std::move(inputs)), chunk_bytes_(budget.chunk_bytes()), read_bytes_(budget.read_bytes()), line_limit_(budget.line_limit()),
+      terminator_(terminator) {
     const std::optional<std::uint64_t> known = inputs_size(inputs_);
     chunk_.text_ = io::HostBuffer(static_cast<std::size_t>(
-        std::min<std::uint64_t>(chunk_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity))));
+        std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity))));
     if (known) chunk_.ends_.reserve(static_cast<std::size_t>(std::min(chunk_bytes_ / kLineCost + 1, *known)));
 }
 
@@ -173,10 +172,8 @@ bool ChunkReader::read_more() {
     const std::uint64_t held = chunk_.size_ + chunk_.ends_.size() * kLineCost;
     if (held >= chunk_bytes_) return false;
     if (chunk_.size_ == chunk_.text_.size()) grow();
-    // Bytes read but not taken into this chunk are held beyond its budget: a read takes no more
-    // than could be all terminators (each line costing kLineCost), or kMinRead.
-    const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(
-        chunk_.text_.size() - chunk_.size_, std::max<std::uint64_t>(kMinRead, (chunk_bytes_ - held) / (1 + kLineCost))));
+    // Bytes read but not taken into this chunk wait beside it, within the budget's read_bytes().
+    const std::size_t piece = std::min(chunk_.text_.size() - chunk_.size_, read_bytes_);
     const std::size_t n = inputs_[input_]->read(std::span<char>(chunk_.text() + chunk_.size_, piece));
     chunk_.size_ += n;
     if (n == 0) {
@@ -189,7 +186,8 @@ bool ChunkReader::read_more() {
 }
 
 void ChunkReader::grow() {
-    const std::size_t capacity = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, 2 * std::uint64_t{chunk_.text_.size()}));
+    const std::size_t capacity =
+        static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, 2 * std::uint64_t{chunk_.text_.size()}));
     io::HostBuffer text(capacity);
     io::copy_parallel(text.data(), std::span<const std::byte>(chunk_.text_.data(), chunk_.size_));
     chunk_.text_ = std::move(text);

@@ -76,6 +76,7 @@ private:
     bool input_ended_ = false;       // ... has been read to its end
     std::uint64_t line_number_ = 0;  // lines of that input cut so far
     std::uint64_t chunk_bytes_;
+    std::size_t read_bytes_;
     std::size_t line_limit_;
     char terminator_;
     LineChunk chunk_;

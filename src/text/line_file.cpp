@@ -246,6 +246,7 @@ LinePlan plan_line_file(const SortOptions& options, const TextKeys& keys) {
     const TextBudget budget(plan.sort_bytes);
     plan.chunk_bytes = budget.chunk_bytes();
     plan.write_buffer_bytes = budget.write_buffer();
+    plan.read_bytes = budget.read_bytes();
     plan.line_limit = budget.line_limit();
     plan.fan_in = merge_fan_in(budget, 0);
     plan.tmp_dir = runs_folder(options.tmp_dir, output_shape(options.output, options.output_compression));

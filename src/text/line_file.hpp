@@ -27,6 +27,7 @@ struct LinePlan {
     std::uint64_t sort_bytes = 0;              // the text sort's budget: the memory less the queues, at least 1 MiB
     std::uint64_t chunk_bytes = 0;             // a chunk: its text and kLineCost per line
     std::uint64_t write_buffer_bytes = 0;      // lines are written through this (the output, a run)
+    std::uint64_t read_bytes = 0;              // the most one read of INPUT takes, beside the chunk
     std::size_t line_limit = 0;                // the longest line accepted
     std::uint64_t chunk_lines = 0;             // lines of the mean length a chunk holds (0: not known)
     std::uint64_t runs = 0;                    // chunks, so runs (1: one chunk, no merge); 0: not known

@@ -34,8 +34,13 @@ struct TextBudget {
     std::size_t write_buffer() const {
         return static_cast<std::size_t>(std::clamp<std::uint64_t>(total / 32, std::uint64_t{64} << 10, std::uint64_t{8} << 20));
     }
-    // A chunk: its text plus kLineCost per line, beside the write buffer.
-    std::uint64_t chunk_bytes() const { return total - write_buffer(); }
+    // The most one read of the inputs takes: a 32nd of what the write buffer leaves, at least 64
+    // KiB. Bytes read past a full chunk wait for the next one, so the chunk leaves room for them.
+    std::size_t read_bytes() const {
+        return static_cast<std::size_t>(std::max<std::uint64_t>((total - write_buffer()) / 32, std::uint64_t{64} << 10));
+    }
+    // A chunk: its text plus kLineCost per line, beside the write buffer and one read.
+    std::uint64_t chunk_bytes() const { return total - write_buffer() - read_bytes(); }
     // The longest line accepted: a quarter of the budget, at most kMaxLineBytes.
     std::size_t line_limit() const {
         return static_cast<std::size_t>(std::min<std::uint64_t>(kMaxLineBytes, total / 4));
