@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,27 @@ void start_phase(const LineSortHooks& hooks, ProgressPhase phase, std::uint64_t 
     if (hooks.progress) hooks.progress->start_phase(phase, bytes, counting);
 }
 
+// The runs merged into `out` (their merge passes and bytes spilled added to `report`), then their
+// files closed (freeing their pages takes long, and is part of the merge).
+void merge_runs(std::unique_ptr<SpillFiles> spill, const std::vector<SpilledRun>& runs, std::size_t longest_line, const TextKeys& keys,
+                const TextBudget& budget, unsigned threads, const std::vector<std::string>& folders, UniqueLines& out,
+                const LineSortHooks& hooks, LineSortReport& report) {
+    report.merge_passes = 1;
+    // One merge reads every run: on all threads, in parts, where the output can take them in place.
+    if (runs.size() <= merge_fan_in(budget, longest_line) &&
+        out.write_in_place(report.lines, report.bytes_spilled, [&](std::span<char> into) {
+            merge_in_parts(runs, keys, budget, threads, longest_line, into, hooks.progress);
+        }))
+        return;
+    std::vector<RunSource> sources;
+    for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
+    std::vector<ByteSource*> merged;
+    for (RunSource& source : sources) merged.push_back(&source);
+    const MergeCounts counts = merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
+    report.merge_passes = counts.passes;
+    report.bytes_spilled += counts.bytes_spilled;
+}
+
 }  // namespace
 
 unsigned line_sort_threads(std::optional<std::size_t> wanted) {
@@ -79,7 +101,7 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
                           const std::vector<std::string>& folders, UniqueLines& out, const LineSortHooks& hooks) {
     LineSortReport report;
     ChunkSortTimes chunk_times;
-    SpillFiles spill(folders);
+    auto spill = std::make_unique<SpillFiles>(folders);
     std::vector<SpilledRun> runs;
     std::size_t longest_line = 0;
     {
@@ -111,7 +133,7 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
                 report.times.ties = chunk_times.ties;
                 return report;
             }
-            runs.push_back(spill.write_run(budget, keys.line_end(), [&](LineWriter& writer) {
+            runs.push_back(spill->write_run(budget, keys.line_end(), [&](LineWriter& writer) {
                 UniqueLines lines(writer, keys);
                 write_chunk(chunk, entries, lines);
             }));
@@ -122,26 +144,11 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
     report.times.prefixes = chunk_times.prefixes;
     report.times.sort = chunk_times.sort;
     report.times.ties = chunk_times.ties;
-    report.bytes_spilled = spill.bytes();
+    report.bytes_spilled = spill->bytes();
     start_phase(hooks, ProgressPhase::merging, report.bytes_spilled);
     const auto merge_start = std::chrono::steady_clock::now();
-    // One merge reads every run: on all threads, in parts, where the output can take them in place.
-    if (runs.size() <= merge_fan_in(budget, longest_line) &&
-        out.write_in_place(report.lines, report.bytes_spilled, [&](std::span<char> into) {
-            merge_in_parts(runs, keys, budget, threads, longest_line, into, hooks.progress);
-        })) {
-        report.times.merge = seconds_since(merge_start);
-        report.merge_passes = 1;
-        return report;
-    }
-    std::vector<RunSource> sources;
-    for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
-    std::vector<ByteSource*> merged;
-    for (RunSource& source : sources) merged.push_back(&source);
-    const MergeCounts counts = merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
+    merge_runs(std::move(spill), runs, longest_line, keys, budget, threads, folders, out, hooks, report);
     report.times.merge = seconds_since(merge_start);
-    report.merge_passes = counts.passes;
-    report.bytes_spilled += counts.bytes_spilled;
     return report;
 }
 
