@@ -1,6 +1,7 @@
 // gpusort-file --lines: the plan of a sort of lines, and the sort itself between gpusort-file's
-// files: INPUT through a StreamReader, OUTPUT through a StreamWriter into stdout, a device or a
-// file put in place atomically, checked by --verify against the input's count, bytes and checksum.
+// files: a plain INPUT read in parallel (else through a StreamReader), a plain OUTPUT file written
+// straight (else through a StreamWriter into stdout, a device or a compressed file), a file put
+// in place atomically, checked by --verify against the input's count, bytes and checksum.
 #include "src/text/line_file.hpp"
 
 #include "gpusort/errors.hpp"
