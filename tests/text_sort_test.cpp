@@ -201,6 +201,24 @@ TEST_F(TextSort, ChunkLargeEnoughForTheGpu) {
     expect_like_gnu({"-t,", "-k2,2n", "-k1,1r", "in"});
 }
 
+// Outputs large enough to be written through a map of the file (-o): one chunk, its output's pages
+// faulted in while it is sorted; and many runs, merged in parts on all threads.
+TEST_F(TextSort, LargeOutputsGoThroughAMap) {
+    std::mt19937_64 random(1213);
+    std::string text;
+    while (text.size() < (std::size_t{68} << 20)) text += random_text(random, {100000});
+    write_text(dir / "in", text);
+    for (const Args& options : {Args{}, Args{"-S", "24M", "-t,", "-k2,2n", "-r"}}) {
+        Args args = options;
+        args.insert(args.end(), {"-o", "out", "in"});
+        ASSERT_EQ(gnu(args).status, 0);
+        const std::string expected = read_text(dir / "out");
+        const Outcome got = ours(args);
+        EXPECT_EQ(got.status, 0) << got.err;
+        EXPECT_TRUE(read_text(dir / "out") == expected) << ::testing::PrintToString(options);
+    }
+}
+
 TEST_F(TextSort, StdinToStdout) {
     std::mt19937_64 random(1203);
     write_text(dir / "in", random_text(random, {5000}));
