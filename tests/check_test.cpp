@@ -3,8 +3,10 @@
 // in-test reference finds, --input (plain or compressed) compares the records as multisets, and
 // files that do not hold whole records or cannot be decompressed are errors (status 2). Files of
 // every key type, key specs and gensort records made wrong from the reference order are rejected.
+// Text lines (--lines) are checked against GNU sort's output and its own check (-c).
 #include "cli_run.hpp"
 #include "generated_keys.hpp"
+#include "gnu_sort.hpp"
 #include "reference_order.hpp"
 #include "reference_records.hpp"
 #include "scratch_dir.hpp"
@@ -17,6 +19,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -852,3 +855,110 @@ TEST(CheckToolIndex, EmptyInputPasses) {
     write_index<std::uint32_t>(dir / "one", {0});
     expect_failure(check({"--index", dir / "one"}), at(0) + " holds " + number(0) + ", out of range");
 }
+
+// ---------------------------------------------------------------------------------------------
+// gpusort-check --lines against GNU sort: what `LC_ALL=C sort` writes passes with the same keys;
+// a file made out of order is caught at the line `sort -c` names; lines changed, dropped or left
+// without a last terminator, and bad usage, are refused.
+namespace {
+
+class CheckToolLines : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (gnu_sort().empty()) GTEST_SKIP() << "no GNU sort to compare with";
+        std::mt19937_64 random(1501);
+        std::string text;
+        for (int i = 0; i < 30000; ++i)
+            text += std::string(1, "abAB"[random() % 4]) + "," + std::to_string(static_cast<int>(random() % 2000) - 1000) + "," +
+                    std::string(random() % 30, "xyz"[random() % 3]) + "\n";
+        write_text(dir / "in", text);
+    }
+    // GNU sort's output of `in` under `sort_options` into `name`.
+    void gnu(const std::string& sort_options, const std::string& name) const {
+        ASSERT_EQ(run_in(dir.path(), "LC_ALL=C " + gnu_sort() + " " + sort_options + " in -o " + name).status, 0);
+    }
+    // gpusort-check --lines with `args`, where the names of files in the scratch folder ("in",
+    // "sorted", ...) stand for their paths.
+    Result check(const std::vector<std::string>& args) const {
+        static const std::set<std::string> files = {"in", "sorted", "swapped", "dropped", "doubled", "unterminated", "in-unterminated"};
+        std::vector<std::string> all = {"--lines"};
+        for (const std::string& arg : args) all.push_back(files.count(arg) ? dir / arg : arg);
+        return run(GPUSORT_CHECK_BIN, all);
+    }
+    ScratchDir dir;
+};
+
+TEST_F(CheckToolLines, GnuSortsOutputPassesWithTheSameKeys) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {"", {}},
+        {"-t, -k2,2n", {"--field-separator", ",", "--line-key", "2,2n"}},
+        {"-t, -k1,1f -k2,2nr -s", {"--field-separator", ",", "--line-key", "1,1f", "--line-key", "2,2nr", "--stable"}},
+        {"-r", {"--descending"}},
+        {"-t, -k1,1 -u", {"--field-separator", ",", "--line-key", "1,1", "--unique"}}};
+    for (const auto& [sort_options, check_options] : cases) {
+        SCOPED_TRACE(sort_options);
+        gnu(sort_options, "sorted");
+        std::vector<std::string> args = check_options;
+        if (sort_options.find("-u") == std::string::npos) args.insert(args.end(), {"--input", "in"});
+        args.push_back("sorted");
+        const Result r = check(args);
+        EXPECT_EQ(r.status(), 0) << r.out << r.err;
+        EXPECT_EQ(r.out.rfind("ok: ", 0), 0u) << r.out;
+    }
+}
+
+TEST_F(CheckToolLines, FirstLineOutOfOrderIsTheOneSortCheckNames) {
+    gnu("-t, -k2,2n", "sorted");
+    std::string text = read_text(dir / "sorted");
+    // Two neighbouring lines swapped a third of the way in, where their keys differ.
+    std::size_t at = text.find('\n', text.size() / 3) + 1;
+    for (;;) {
+        const std::size_t second = text.find('\n', at) + 1, end = text.find('\n', second) + 1;
+        const std::string a = text.substr(at, second - at), b = text.substr(second, end - second);
+        if (a.substr(a.find(','), a.find(',', a.find(',') + 1) - a.find(',')) != b.substr(b.find(','), b.find(',', b.find(',') + 1) - b.find(','))) {
+            text.replace(at, end - at, b + a);
+            break;
+        }
+        at = second;
+    }
+    write_text(dir / "swapped", text);
+    const Outcome sort_check = run_in(dir.path(), "LC_ALL=C " + gnu_sort() + " -t, -k2,2n -c swapped");
+    ASSERT_EQ(sort_check.status, 1);
+    const std::string line = sort_check.err.substr(sort_check.err.find("swapped:") + 8);
+    const Result r = check({"--field-separator", ",", "--line-key", "2,2n", "swapped"});
+    EXPECT_EQ(r.status(), 1) << r.err;
+    EXPECT_NE(r.out.find("line " + line.substr(0, line.find(':')) + " (counted from 1)"), std::string::npos) << r.out << sort_check.err;
+}
+
+TEST_F(CheckToolLines, OtherLinesAndAMissingTerminatorFail) {
+    gnu("", "sorted");
+    const std::string text = read_text(dir / "sorted");
+    const std::size_t second = text.find('\n') + 1;
+    write_text(dir / "dropped", text.substr(second));                                   // a line fewer
+    write_text(dir / "doubled", text.substr(0, second) + text.substr(0, text.size() - (text.size() - text.rfind('\n', text.size() - 2) - 1)));
+    write_text(dir / "unterminated", text.substr(0, text.size() - 1));
+    for (const std::string name : {"dropped", "doubled"}) {
+        const Result r = check({"--input", "in", name});
+        EXPECT_EQ(r.status(), 1) << name << ": " << r.out << r.err;
+    }
+    Result r = check({"--input", "in", "unterminated"});
+    EXPECT_EQ(r.status(), 1) << r.out;
+    EXPECT_NE(r.out.find("does not end with a line's terminator"), std::string::npos) << r.out;
+    // ORIGINAL without its last terminator still has the same lines.
+    write_text(dir / "in-unterminated", read_text(dir / "in").substr(0, read_text(dir / "in").size() - 1));
+    r = check({"--input", "in-unterminated", "sorted"});
+    EXPECT_EQ(r.status(), 0) << r.out << r.err;
+}
+
+TEST_F(CheckToolLines, BadUsageIsRefused) {
+    gnu("", "sorted");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--index", "in", "sorted"}, {"--unique", "--input", "in", "sorted"}, {"--key", "0:u64", "sorted"}, {}}) {
+        const Result r = check(args);
+        EXPECT_EQ(r.status(), 2) << ::testing::PrintToString(args) << r.out;
+    }
+    const Result r = run(GPUSORT_CHECK_BIN, {"--line-key", "1", dir / "sorted"});
+    EXPECT_EQ(r.status(), 2) << r.out;
+}
+
+}  // namespace

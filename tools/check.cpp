@@ -4,15 +4,18 @@
 // FILE and ORIGINAL are read decompressed when their names end in .gz, .bz2, .xz or .zst; "-" is
 // standard input, and a pipe or device is read front to back. The outputs of gpusort-file's
 // --index-out and --values are checked against KEYS (--input) by the column checks
-// (check_columns.hpp): --index INDEX, its FILE optional, and --values V:OUT[:WIDTH].
+// (check_columns.hpp): --index INDEX, its FILE optional, and --values V:OUT[:WIDTH]. With --lines,
+// FILE holds text lines, checked in the order of gpusort-file --lines (check_lines.hpp).
 #include "io/file.hpp"
 #include "io/io_error.hpp"
 #include "gpusort/compression.hpp"
 #include "gpusort/key_spec.hpp"
 #include "src/cli/key_options.hpp"
+#include "src/cli/line_options.hpp"
 #include "src/cli/option_values.hpp"
 #include "src/verify/file_verifier.hpp"
 #include "tools/check_columns.hpp"
+#include "tools/check_lines.hpp"
 
 #include <boost/program_options.hpp>
 #include <algorithm>
@@ -58,6 +61,7 @@ po::options_description visible_options() {
         "  or:  gpusort-check [KEY OPTIONS] --input KEYS --index INDEX [--index-type u32|u64|auto] [--unique]\n"
         "                     [--values V:OUT[:WIDTH]]... [FILE]\n"
         "  or:  gpusort-check [KEY OPTIONS] --input KEYS --values V:OUT[:WIDTH]... FILE\n"
+        "  or:  gpusort-check --lines [--line-key POS1[,POS2]]... [LINE OPTIONS] [--input ORIGINAL] FILE\n"
         "Checks that FILE is in order and, with --input, holds exactly the records of ORIGINAL. Names ending in\n"
         ".gz, .bz2, .xz or .zst are read decompressed; - is standard input, read as it is.\n"
         "\n"
@@ -66,15 +70,22 @@ po::options_description visible_options() {
         "in that order. With --values, OUT must hold V's records (one per record of KEYS) in the order of the\n"
         "sort: by INDEX where it is given, else as FILE's keys are ordered. KEYS, INDEX, FILE and the value\n"
         "files of these checks must be uncompressed regular files; they are read through memory maps.\n"
+        "\n"
+        "With --lines, FILE holds text lines that must be in the order that gpusort-file --lines gives with the\n"
+        "same options (LC_ALL=C sort's), and with --input, the lines of ORIGINAL (a last line without its\n"
+        "terminator counts as a line).\n"
         "\nOptions");
     add_key_options(visible);
+    add_line_options(visible, "FILE holds text lines, in LC_ALL=C sort's order by the keys below (--descending, --unique "
+                              "and --stable as sort's -r, -u and -s)");
     visible.add_options()
         ("input", po::value<std::string>()->value_name("ORIGINAL"), "FILE must hold exactly the records of ORIGINAL")
         ("index", po::value<std::string>()->value_name("INDEX"),
          "INDEX holds, for each sorted position, the number (from 0) of its record in KEYS (--input)")
         ("index-type", po::value<std::string>()->value_name("TYPE")->default_value("auto"),
          "INDEX's record numbers: u32, u64, or auto (u32 where KEYS has at most 2^32 records)")
-        ("unique", "INDEX holds the first record of each distinct key only")
+        ("unique", "INDEX holds the first record of each distinct key only; with --lines: the keys strictly increase")
+        ("stable", "with --lines: lines with equal keys may come in any order (no last-resort comparison), as sort's -s")
         ("values", po::value<std::vector<std::string>>()->value_name("V:OUT[:WIDTH]"),
          "OUT must hold V's values in the order of the sort; WIDTH: bytes per value (default: the size of V "
          "over the records of KEYS); repeatable");
@@ -95,7 +106,9 @@ std::string help_text(const po::options_description& visible) {
                      "          pay.sorted holds the records of pay.bin in the order of order.idx\n"
                      "  gpusort-check --type u32 --input keys.bin --values pay.bin:pay.sorted:16 sorted.bin\n"
                      "          sorted.bin is keys.bin in order, and pay.sorted holds pay.bin's 16-byte values with\n"
-                     "          their keys\n");
+                     "          their keys\n"
+                     "  gpusort-check --lines --field-separator , --line-key 3,3n --input data.csv sorted.csv\n"
+                     "          sorted.csv is data.csv sorted as LC_ALL=C sort -t, -k3,3n sorts it\n");
 }
 
 // Checks FILE's order (and, with --input, its records against ORIGINAL's); prints the first failure
@@ -163,7 +176,22 @@ int run_column_checks(const po::variables_map& vm, const std::vector<std::string
 
 // Checks FILE (and, with --input, against ORIGINAL), or the columns, printing the verdict; returns
 // the exit status.
+// --lines: FILE's lines (and ORIGINAL's); the options of records and columns are refused.
+int run_line_check(const po::variables_map& vm, const std::vector<std::string>& words) {
+    const TextKeys keys = *parse_line_options(vm);
+    if (vm.count("index")) throw std::invalid_argument("--lines excludes --index, an option of binary records (see --help)");
+    if (words.empty()) throw std::invalid_argument("expected FILE");
+    if (keys.unique && vm.count("input"))
+        throw std::invalid_argument("--lines --unique: which lines of ORIGINAL are kept cannot be told without sorting it; "
+                                    "leave out --input to check the order");
+    const std::optional<std::string> original = vm.count("input") ? std::optional(vm["input"].as<std::string>()) : std::nullopt;
+    return lines::check(words[0], original, keys);
+}
+
 int check(const po::variables_map& vm, const std::vector<std::string>& words) {
+    if (vm.count("lines")) return run_line_check(vm, words);
+    parse_line_options(vm);  // refuses the options of --lines without it
+    if (vm.count("stable")) throw std::invalid_argument("--stable is for --lines (see --help)");
     if (vm.count("index") || vm.count("values")) return run_column_checks(vm, words);
     if (vm.count("unique")) throw std::invalid_argument("--unique needs --index INDEX");
     if (!vm["index-type"].defaulted()) throw std::invalid_argument("--index-type needs --index INDEX");

@@ -33,10 +33,9 @@ TextKey line_key(const std::string& spec) {
 
 }  // namespace
 
-void add_line_options(po::options_description& options) {
+void add_line_options(po::options_description& options, const char* lines_help) {
     options.add_options()
-        ("lines", "sort text lines as LC_ALL=C sort does (the keys below; --descending, --unique and --stable as "
-                  "sort's -r, -u and -s)")
+        ("lines", lines_help)
         ("line-key", po::value<std::vector<std::string>>()->value_name("POS1[,POS2]")->composing(),
          "with --lines: a key, as sort's -k: F[.C][OPTS][,F[.C][OPTS]], fields and characters from 1, OPTS of b, f, n, r; "
          "repeatable, the first most significant (default: the whole line)")

@@ -13,9 +13,13 @@
 
 namespace gpusort {
 
-// Adds --lines, --line-key, --field-separator, --numeric, --ignore-case, --ignore-leading-blanks
-// and --zero-terminated to `options`.
-void add_line_options(boost::program_options::options_description& options);
+// The help of --lines in gpusort-file.
+inline constexpr const char* kSortLinesHelp =
+    "sort text lines as LC_ALL=C sort does (the keys below; --descending, --unique and --stable as sort's -r, -u and -s)";
+
+// Adds --lines (whose help is `lines_help`), --line-key, --field-separator, --numeric,
+// --ignore-case, --ignore-leading-blanks and --zero-terminated to `options`.
+void add_line_options(boost::program_options::options_description& options, const char* lines_help = kSortLinesHelp);
 
 // The order of --lines (nullopt without it): --line-key as -k, --field-separator as -t,
 // --numeric, --ignore-case and --ignore-leading-blanks as -n -f -b, --descending as -r, --stable

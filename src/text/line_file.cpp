@@ -11,6 +11,7 @@
 #include "io/temp_file.hpp"
 #include "src/output/sort_output.hpp"
 #include "src/plan/plan_sort.hpp"
+#include "src/text/line_check.hpp"
 #include "src/text/line_merge.hpp"
 #include "src/text/line_order.hpp"
 #include "src/verify/record_checksum.hpp"
@@ -78,17 +79,6 @@ void plan_runs(LinePlan& plan, const SortOptions& options) {
     if (!output.folder.empty()) plan.disk.push_back({output.folder, bytes, "the output"});
 }
 
-// A StreamReader's bytes (a compressed file, or a stream).
-class StreamSource final : public ByteSource {
-public:
-    explicit StreamSource(std::unique_ptr<io::StreamReader> reader) : reader_(std::move(reader)) {}
-    std::size_t read(std::span<char> buffer) override { return reader_->read(std::as_writable_bytes(buffer)); }
-    const std::string& name() const override { return reader_->name(); }
-
-private:
-    std::unique_ptr<io::StreamReader> reader_;
-};
-
 // A source whose bytes are counted (and added to `progress`), with its size where known.
 class CountedSource final : public ByteSource {
 public:
@@ -139,32 +129,6 @@ MultisetChecksum chunk_checksum(const LineChunk& chunk) {
         [](MultisetChecksum a, const MultisetChecksum& b) { return a += b; });
 }
 
-// The lines of a sorted output as they come: whether they are in order by compare_lines (with
-// --unique, their keys strictly increasing), and their count, bytes and checksum.
-class LineCheck {
-public:
-    explicit LineCheck(const TextKeys& keys) : keys_(&keys) {}
-    void add(std::string_view line) {
-        if (checksum_.count > 0 && !out_of_order_) {
-            const int order = compare_lines(previous_, line, *keys_);
-            if (order > 0 || (order == 0 && keys_->unique)) out_of_order_ = checksum_.count + 1;
-        }
-        previous_.assign(line);
-        bytes_ += line.size() + 1;
-        checksum_.add(std::as_bytes(std::span<const char>(line.data(), line.size())));
-    }
-    const std::optional<std::uint64_t>& out_of_order() const { return out_of_order_; }
-    std::uint64_t bytes() const { return bytes_; }
-    const MultisetChecksum& checksum() const { return checksum_; }
-
-private:
-    const TextKeys* keys_;
-    std::string previous_;
-    std::uint64_t bytes_ = 0;
-    MultisetChecksum checksum_;
-    std::optional<std::uint64_t> out_of_order_;  // the first line out of order, from 1
-};
-
 // Reads a file OUTPUT back from its start (decompressed) into `check`.
 void read_back(const TextOutput& target, const SortOptions& options, const LinePlan& plan, const TextKeys& keys,
                LineCheck& check) {
@@ -174,9 +138,7 @@ void read_back(const TextOutput& target, const SortOptions& options, const LineP
                              std::make_unique<io::StreamReader>(file.fd(), options.output, output_compression(options), reader_queue(plan))),
                          std::nullopt, options.progress);
     const TextBudget budget(plan.sort_bytes);
-    LineReader lines(source, budget.read_buffer(1), budget.line_limit(), keys.line_end());
-    while (lines.next()) check.add(lines.line());
-    if (source.bytes() != check.bytes())
+    if (!check_lines(source, budget.read_buffer(1), budget.line_limit(), check, keys.line_end()))
         throw SortError("--verify: '" + options.output + "' does not end with a line's terminator; the output was not kept");
 }
 
@@ -193,8 +155,8 @@ void check_output(const LineCheck& found, const LineExpectation& expected, const
         throw SortError("--verify: '" + name + "' " + what + "; the output was not kept");
     };
     if (found.out_of_order()) fail("is out of order at line " + std::to_string(*found.out_of_order()));
-    if (found.checksum().count != expected.lines)
-        fail("holds " + std::to_string(found.checksum().count) + " lines, not " + std::to_string(expected.lines));
+    if (found.lines() != expected.lines)
+        fail("holds " + std::to_string(found.lines()) + " lines, not " + std::to_string(expected.lines));
     if (found.bytes() != expected.bytes)
         fail("holds " + std::to_string(found.bytes()) + " bytes of lines, not " + std::to_string(expected.bytes));
     if (expected.checksum && !(found.checksum() == *expected.checksum))

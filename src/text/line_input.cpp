@@ -3,6 +3,7 @@
 #include "src/text/line_input.hpp"
 
 #include "gpusort/errors.hpp"
+#include "io/stream_reader.hpp"
 
 #include <tbb/parallel_for.h>
 
@@ -129,6 +130,11 @@ std::size_t RunSource::read(std::span<char> buffer) {
     pos_ += n;
     return n;
 }
+
+StreamSource::StreamSource(std::unique_ptr<io::StreamReader> reader) : reader_(std::move(reader)) {}
+StreamSource::~StreamSource() = default;
+std::size_t StreamSource::read(std::span<char> buffer) { return reader_->read(std::as_writable_bytes(buffer)); }
+const std::string& StreamSource::name() const { return reader_->name(); }
 
 void line_too_long(const std::string& name, std::uint64_t number, std::size_t limit) {
     throw SortError(name + ":" + std::to_string(number) + ": line too long (the limit is " + std::to_string(limit) +

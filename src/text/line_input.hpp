@@ -6,12 +6,17 @@
 #include "io/file.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace gpusort::io {
+class StreamReader;
+}
 
 namespace gpusort {
 
@@ -71,6 +76,18 @@ private:
     const io::File* file_;
     std::uint64_t pos_;
     std::uint64_t end_;
+};
+
+// The bytes of a StreamReader (a compressed file, or a stream), read front to back.
+class StreamSource final : public ByteSource {
+public:
+    explicit StreamSource(std::unique_ptr<io::StreamReader> reader);
+    ~StreamSource() override;
+    std::size_t read(std::span<char> buffer) override;
+    const std::string& name() const override;
+
+private:
+    std::unique_ptr<io::StreamReader> reader_;
 };
 
 // A line longer than `limit` bytes, the `number`th of `name`: the one message for it.
