@@ -106,6 +106,7 @@ void LineWriter::drop_map() {
     map_.reset();
     if (::ftruncate(fd_, static_cast<off_t>(at)) != 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
 }
+
 LineWriter::LineWriter(LineWriter&&) noexcept = default;
 
 void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
@@ -156,9 +157,9 @@ bool LineWriter::write_mapped(std::uint64_t bytes, const Fill& fill) {
     map->ready();
     fill(std::span<char>(map->data(), static_cast<std::size_t>(bytes)), 0);
     const std::uint64_t end = map->at() + bytes;
-    if (map->size() > bytes && ::ftruncate(fd_, static_cast<off_t>(end)) != 0)
-        throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
+    const bool cut = map->size() > bytes;  // fewer bytes than expect() mapped
     map.reset();
+    if (cut && ::ftruncate(fd_, static_cast<off_t>(end)) != 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
     if (::lseek(fd_, static_cast<off_t>(end), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
     flushed_ += bytes;
     return true;
