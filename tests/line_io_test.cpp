@@ -62,25 +62,25 @@ std::pair<std::vector<std::string>, std::size_t> read_chunks(const std::string& 
     return {lines, chunks};
 }
 
-TEST(LineInput, LargeFileReadAndCutInParallelGivesEveryLine) {
+// `text` written to a file and read in chunks under `budget`: every line given once, in order;
+// returns the number of chunks.
+std::size_t chunks_of(const std::string& text, std::uint64_t budget) {
     ScratchDir dir;
-    std::mt19937_64 random(1401);
-    std::string text = random_lines(random, 40u << 20);  // over the sizes read and cut in parallel
-    text += "last line without a terminator";
     std::ofstream(dir / "in", std::ios::binary) << text;
-    const auto [lines, chunks] = read_chunks(dir / "in", std::uint64_t{1} << 30);
-    EXPECT_EQ(chunks, 1u);
+    const auto [lines, chunks] = read_chunks(dir / "in", budget);
     EXPECT_EQ(lines, split(text));
+    return chunks;
+}
+
+TEST(LineInput, LargeFileReadAndCutInParallelGivesEveryLine) {
+    std::mt19937_64 random(1401);
+    // Over the sizes read and cut in parallel.
+    EXPECT_EQ(chunks_of(random_lines(random, 40u << 20) + "last line without a terminator", std::uint64_t{1} << 30), 1u);
 }
 
 TEST(LineInput, ChunksCutByTheBudgetGiveEveryLineOnce) {
-    ScratchDir dir;
     std::mt19937_64 random(1402);
-    const std::string text = random_lines(random, 24u << 20);
-    std::ofstream(dir / "in", std::ios::binary) << text;
-    const auto [lines, chunks] = read_chunks(dir / "in", std::uint64_t{8} << 20);
-    EXPECT_GT(chunks, 3u);
-    EXPECT_EQ(lines, split(text));
+    EXPECT_GT(chunks_of(random_lines(random, 24u << 20), std::uint64_t{8} << 20), 3u);
 }
 
 // A line longer than the budget allows is refused with its number, however the text is cut.

@@ -153,6 +153,7 @@ bool LineReader::next() {
         if (length > line_limit_) line_too_long(name(), number_ + 1, line_limit_);
         if (found || (!refill() && length > 0)) {
             line_ = std::string_view(buffer_.data() + begin_, length);
+            unterminated_ = !found;
             begin_ = std::min(end_, begin_ + length + 1);
             ++number_;
             return true;

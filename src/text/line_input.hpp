@@ -105,6 +105,8 @@ public:
     std::string_view line() const { return line_; }
     // The current line's number in its source, from 1.
     std::uint64_t number() const { return number_; }
+    // Whether the current line is the source's last and has no terminator.
+    bool unterminated() const { return unterminated_; }
     const std::string& name() const { return source_->name(); }
 
 private:
@@ -120,6 +122,7 @@ private:
     bool ended_ = false;
     std::string_view line_;
     std::uint64_t number_ = 0;
+    bool unterminated_ = false;
 };
 
 }  // namespace gpusort
