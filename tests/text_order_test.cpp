@@ -208,6 +208,32 @@ TEST_F(TextOrderGnu, FieldsWithSeparator) {
     expect_like_gnu(dir, {"-t", " ", "-k", "2"}, {"a  b", "a b", " a", "a  a", "a a"});
 }
 
+// Lines of many fields and long fields: field ends past the 16 that a line's fields keep, keys
+// asked for out of order (a later key before an earlier field), and fields that span blocks of 16 bytes.
+TEST_F(TextOrderGnu, ManyAndLongFields) {
+    std::mt19937_64 random(7);
+    std::vector<std::string> lines;
+    for (int i = 0; i < 60; ++i) {
+        std::string line;
+        const int fields = static_cast<int>(random() % 30);
+        for (int f = 0; f < fields; ++f) {
+            line += std::string(random() % 3, random() % 2 ? ' ' : ',');
+            line += std::string(random() % (f % 5 == 0 ? 20 : 2), static_cast<char>('a' + random() % 2));
+            if (random() % 4 == 0) line += std::to_string(static_cast<int>(random() % 2000) - 1000);
+        }
+        lines.push_back(line);
+    }
+    for (const char* separator : {"", ","}) {
+        for (const std::vector<std::string>& keys :
+             std::vector<std::vector<std::string>>{{"-k", "20,20", "-k", "18,18"}, {"-k", "17,18", "-k", "16n"},
+                                                   {"-k", "25.3,25.9b", "-k", "2,2n"}, {"-k", "19,19", "-k", "3,3", "-k", "17,17"}}) {
+            std::vector<std::string> args = keys;
+            if (*separator) args.insert(args.end(), {"-t", separator});
+            expect_like_gnu(dir, args, lines);
+        }
+    }
+}
+
 TEST_F(TextOrderGnu, FoldAndReverse) {
     const std::vector<std::string> lines = {"a", "A", "b", "B", "_", "^", "ab", "AB", "aB", "z", "Z", "{", "[", ""};
     expect_like_gnu(dir, {"-f"}, lines);

@@ -4,8 +4,14 @@
 #include "src/text/line_order.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace gpusort {
 
@@ -23,62 +29,112 @@ std::size_t skip_blanks(std::string_view line, std::size_t pos) {
     return pos;
 }
 
-std::size_t skip_non_blanks(std::string_view line, std::size_t pos) {
-    while (pos < line.size() && !is_blank(line[pos])) ++pos;
-    return pos;
-}
-
-// Where the separator at or after pos lies (the line's end if none).
-std::size_t find_separator(std::string_view line, std::size_t pos, char separator) {
-    const std::size_t found = line.find(separator, pos);
-    return found == std::string_view::npos ? line.size() : found;
-}
-
 // Moves pos by `count` more characters, no further than the line's end.
 std::size_t advance(std::string_view line, std::size_t pos, std::size_t count) {
     return pos + std::min(count, line.size() - pos);
 }
 
-// Where the key begins: after start_field fields, its blanks skipped with b, then start_char on.
-std::size_t key_begin(std::string_view line, const TextKey& key, const std::optional<char>& separator) {
-    std::size_t pos = 0;
-    for (std::size_t fields = key.start_field; fields > 0 && pos < line.size(); --fields) {
-        if (separator) {
-            pos = find_separator(line, pos, *separator);
-            if (pos < line.size()) ++pos;
-        } else {
-            pos = skip_non_blanks(line, skip_blanks(line, pos));
-        }
+// Bit i set where byte i of line[at, at + 16) is the separator, or a blank without one (bytes past
+// the line's end never): 16 bytes compared at once where SSE2 is, so that a field costs no loop of
+// its own. The last bytes of a line of 16 bytes or more are compared as the line's last 16.
+std::uint32_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator) {
+    const std::size_t n = std::min<std::size_t>(16, line.size() - at);
+#if defined(__SSE2__)
+    if (line.size() >= 16) {
+        const std::size_t from = std::min(at, line.size() - 16);
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
+        const auto is = [&](char c) { return _mm_cmpeq_epi8(bytes, _mm_set1_epi8(c)); };
+        const __m128i hits = separator ? is(*separator) : _mm_or_si128(_mm_or_si128(is(' '), is('\t')), is('\n'));
+        return static_cast<std::uint32_t>(_mm_movemask_epi8(hits)) >> (at - from);
     }
-    if (key.modifiers.skip_start_blanks) pos = skip_blanks(line, pos);
-    return advance(line, pos, key.start_char);
+#endif
+    std::uint32_t mask = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (separator ? line[at + i] == *separator : is_blank(line[at + i])) mask |= std::uint32_t{1} << i;
+    return mask;
+}
+
+// The fields of one line, each field's end found once, in order, as its keys ask for them.
+class LineFields {
+public:
+    LineFields(std::string_view line, const std::optional<char>& separator) : line_(line), separator_(separator) {}
+    std::string_view line() const { return line_; }
+
+    // Where the k-th field ends (k >= 1): with -t at the k-th separator, without it at the end of
+    // the k-th run of non-blanks (the blank after it); the line's end where there are fewer.
+    std::size_t end(std::size_t k) {
+        if (k <= std::min(found_, kKept)) return kept_[k - 1];
+        if (k < found_) *this = LineFields(line_, separator_);  // found and not kept: looked for again  // found and not kept: looked for again
+        while (found_ < k) {
+            while (ends_ == 0)
+                if (!next_block()) return line_.size();
+            last_ = block_ + static_cast<std::size_t>(std::countr_zero(ends_));
+            ends_ &= ends_ - 1;
+            if (found_ < kKept) kept_[found_] = last_;
+            ++found_;
+        }
+        return last_;
+    }
+
+    // Where the text after the first k fields begins: after the k-th separator with -t; without it
+    // at the k-th field's end (the blanks that follow belong to the next field).
+    std::size_t after(std::size_t k) {
+        if (k == 0) return 0;
+        const std::size_t at = end(k);
+        return separator_ && at < line_.size() ? at + 1 : at;
+    }
+
+private:
+    static constexpr std::size_t kKept = 16;  // the ends of the first fields are kept
+
+    // The field ends in the next 16 bytes into ends_; false at the line's end.
+    bool next_block() {
+        if (next_ >= line_.size()) return false;
+        const std::size_t n = std::min<std::size_t>(16, line_.size() - next_);
+        ends_ = separator_mask(line_, next_, separator_);
+        if (!separator_) {
+            const std::uint32_t non_blanks = ~ends_ & ((std::uint32_t{1} << n) - 1);
+            ends_ &= non_blanks << 1 | non_blank_before_;
+            non_blank_before_ = non_blanks >> (n - 1);
+        }
+        block_ = next_;
+        next_ += n;
+        return true;
+    }
+
+    std::string_view line_;
+    std::optional<char> separator_;
+    std::size_t next_ = 0;               // bytes before it searched
+    std::size_t block_ = 0;              // where the block of ends_ begins
+    std::uint32_t ends_ = 0;             // the block's field ends not yet counted
+    std::uint32_t non_blank_before_ = 0; // without -t: 1 where the byte before next_ is a non-blank
+    std::size_t found_ = 0;              // field ends counted
+    std::size_t last_ = 0;               // the last of them
+    std::array<std::size_t, kKept> kept_;
+};
+
+// Where the key begins: after start_field fields, its blanks skipped with b, then start_char on.
+std::size_t key_begin(LineFields& fields, const TextKey& key) {
+    std::size_t pos = fields.after(key.start_field);
+    if (key.modifiers.skip_start_blanks) pos = skip_blanks(fields.line(), pos);
+    return advance(fields.line(), pos, key.start_char);
 }
 
 // Where the key ends: the end of field end_field (end_char 0), or end_char characters into it
 // (after its blanks with b on POS2); the line's end without POS2.
-std::size_t key_end(std::string_view line, const TextKey& key, const std::optional<char>& separator) {
-    if (key.end_field == TextKey::kLineEnd) return line.size();
-    std::size_t fields = key.end_char == 0 ? key.end_field + 1 : key.end_field;
-    std::size_t pos = 0;
-    while (fields > 0 && pos < line.size()) {
-        --fields;
-        if (separator) {
-            pos = find_separator(line, pos, *separator);
-            if (pos < line.size() && (fields > 0 || key.end_char != 0)) ++pos;
-        } else {
-            pos = skip_non_blanks(line, skip_blanks(line, pos));
-        }
-    }
-    if (key.end_char == 0) return pos;
-    if (key.modifiers.skip_end_blanks) pos = skip_blanks(line, pos);
-    return advance(line, pos, key.end_char);
+std::size_t key_end(LineFields& fields, const TextKey& key) {
+    if (key.end_field == TextKey::kLineEnd) return fields.line().size();
+    if (key.end_char == 0) return fields.end(key.end_field + 1);
+    std::size_t pos = fields.after(key.end_field);
+    if (key.modifiers.skip_end_blanks) pos = skip_blanks(fields.line(), pos);
+    return advance(fields.line(), pos, key.end_char);
 }
 
 // The key's text; a key that would end before it begins is empty.
-std::string_view key_text(std::string_view line, const TextKey& key, const std::optional<char>& separator) {
-    const std::size_t begin = key_begin(line, key, separator);
-    const std::size_t end = key_end(line, key, separator);
-    return line.substr(begin, end > begin ? end - begin : 0);
+std::string_view key_text(LineFields& fields, const TextKey& key) {
+    const std::size_t begin = key_begin(fields, key);
+    const std::size_t end = key_end(fields, key);
+    return fields.line().substr(begin, end > begin ? end - begin : 0);
 }
 
 // The number at the front of a key as GNU's -n reads it in the C locale: blanks, an optional '-',
@@ -132,9 +188,9 @@ int compare_folded(std::string_view a, std::string_view b) {
 }
 
 // One key of two lines, before its r.
-int compare_key(std::string_view a, std::string_view b, const TextKey& key, const std::optional<char>& separator) {
-    const std::string_view x = key_text(a, key, separator);
-    const std::string_view y = key_text(b, key, separator);
+int compare_key(LineFields& a, LineFields& b, const TextKey& key) {
+    const std::string_view x = key_text(a, key);
+    const std::string_view y = key_text(b, key);
     if (key.modifiers.numeric) return compare_numbers(parse_decimal(x), parse_decimal(y));
     if (key.modifiers.fold) return compare_folded(x, y);
     return sign_of(x.compare(y));
@@ -162,16 +218,17 @@ struct CodeWriter {
     // byte; returns how many were put so (0 where put() must take them).
     std::size_t put_plain(std::string_view text) {
         const std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(end - pos));
-        if (skip > 0 || std::memchr(text.data(), 0, n)) return 0;
+        if (text.empty() || skip > 0 || std::memchr(text.data(), 0, n)) return 0;
         std::memcpy(pos, text.data(), n);
         if (mask != 0)
             for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
         pos += n;
-        cut = n < text.size();
-        return cut ? text.size() : n;
+        if (n == text.size()) return n;
+        cut = true;
+        return text.size();
     }
     void put_digits(std::string_view digits) {
-        for (std::size_t i = 0; i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
+        for (std::size_t i = put_plain(digits); i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
     }
 };
 
@@ -209,8 +266,8 @@ void encode_bytes(std::string_view text, bool fold, CodeWriter& out) {
     out.put(0);
 }
 
-void encode_key(std::string_view line, const TextKey& key, const std::optional<char>& separator, CodeWriter& out) {
-    const std::string_view text = key_text(line, key, separator);
+void encode_key(LineFields& fields, const TextKey& key, CodeWriter& out) {
+    const std::string_view text = key_text(fields, key);
     out.mask = key.modifiers.reverse ? 0xff : 0;
     if (key.modifiers.numeric) {
         encode_number(parse_decimal(text), out);
@@ -222,8 +279,9 @@ void encode_key(std::string_view line, const TextKey& key, const std::optional<c
 }  // namespace
 
 int compare_lines(std::string_view a, std::string_view b, const TextKeys& keys) {
+    LineFields a_fields(a, keys.separator), b_fields(b, keys.separator);
     for (const TextKey& key : keys.keys) {
-        const int order = compare_key(a, b, key, keys.separator);
+        const int order = compare_key(a_fields, b_fields, key);
         if (order != 0) return key.modifiers.reverse ? -order : order;
     }
     if (!keys.keys.empty() && (keys.stable || keys.unique)) return 0;
@@ -233,15 +291,17 @@ int compare_lines(std::string_view a, std::string_view b, const TextKeys& keys) 
 
 bool equal_keys(std::string_view a, std::string_view b, const TextKeys& keys) {
     if (keys.keys.empty()) return a == b;
+    LineFields a_fields(a, keys.separator), b_fields(b, keys.separator);
     return std::all_of(keys.keys.begin(), keys.keys.end(),
-                       [&](const TextKey& key) { return compare_key(a, b, key, keys.separator) == 0; });
+                       [&](const TextKey& key) { return compare_key(a_fields, b_fields, key) == 0; });
 }
 
 bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip) {
     CodeWriter writer{out.data(), out.data() + out.size(), skip};
+    LineFields fields(line, keys.separator);
     for (const TextKey& key : keys.keys) {
         if (writer.cut) break;
-        encode_key(line, key, keys.separator, writer);
+        encode_key(fields, key, writer);
     }
     if (!writer.cut && (keys.keys.empty() || !(keys.stable || keys.unique))) {
         writer.mask = keys.reverse ? 0xff : 0;
