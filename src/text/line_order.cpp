@@ -214,16 +214,18 @@ struct CodeWriter {
             cut = true;
         }
     }
-    // put() of each byte of `text`, at once where none is skipped and those that fit hold no 0
+    // put() of each byte of `text`, at once where the bytes skipped and those that fit hold no 0
     // byte; returns how many were put so (0 where put() must take them).
     std::size_t put_plain(std::string_view text) {
-        const std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(end - pos));
-        if (text.empty() || skip > 0 || std::memchr(text.data(), 0, n)) return 0;
-        std::memcpy(pos, text.data(), n);
+        const std::size_t skipped = std::min(skip, text.size());
+        const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
+        if (text.empty() || std::memchr(text.data(), 0, skipped + n)) return 0;
+        skip -= skipped;
+        std::memcpy(pos, text.data() + skipped, n);
         if (mask != 0)
             for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
         pos += n;
-        if (n == text.size()) return n;
+        if (skipped + n == text.size()) return text.size();
         cut = true;
         return text.size();
     }
