@@ -10,7 +10,8 @@
 # round's output of gpusort is compared with GNU sort's (cmp; by cksum in the spilled case).
 # SIZE=0 leaves the four cases out. Each output is fresh (deleted,
 # then `sync`). Prints each run's seconds into OUT/times.txt, the stats into OUT, the medians last.
-# GNU sort runs only on the cases in $GNU_CASES (default: all four).
+# Only the cases in $CASES run (default: all four); GNU sort only on those also in $GNU_CASES
+# (default: all four).
 #   tools/bench/text.sh BIN WORK OUT [SIZE=10G] [ROUNDS=3] [THREADS=16] [SPILL=]
 # BIN: the build folder (src/gpusort-file, tools/gpusort-gen).
 set -euo pipefail
@@ -38,7 +39,7 @@ gpusort_keys() {
 }
 
 for round in $(seq 1 "$([ "$size" = 0 ] && echo 0 || echo "$rounds")"); do
-    for c in log log-key csv csv-num; do
+    for c in ${CASES:-log log-key csv csv-num}; do
         input=$(case_input "$c")
         gnu=$([ "$round" = 1 ] && [[ " ${GNU_CASES:-log log-key csv csv-num} " == *" $c "* ]] && echo 1 || true)
         if [ -n "$gnu" ]; then
