@@ -64,7 +64,7 @@ public:
     // the k-th run of non-blanks (the blank after it); the line's end where there are fewer.
     std::size_t end(std::size_t k) {
         if (k <= std::min(found_, kKept)) return kept_[k - 1];
-        if (k < found_) *this = LineFields(line_, separator_);  // found and not kept: looked for again  // found and not kept: looked for again
+        if (k < found_) *this = LineFields(line_, separator_);  // found and not kept: looked for again
         while (found_ < k) {
             while (ends_ == 0)
                 if (!next_block()) return line_.size();
@@ -230,7 +230,7 @@ struct CodeWriter {
         return text.size();
     }
     void put_digits(std::string_view digits) {
-        for (std::size_t i = put_plain(digits); i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
+        for (std::size_t i = 0; i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
     }
 };
 
