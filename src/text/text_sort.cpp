@@ -71,24 +71,26 @@ void start_phase(const LineSortHooks& hooks, ProgressPhase phase, std::uint64_t 
 }
 
 // The runs merged into `out` (their merge passes and bytes spilled added to `report`), then their
-// files closed (freeing their pages takes long, and is part of the merge).
+// files closed (freeing their pages and blocks takes long, and is part of the merge).
 void merge_runs(std::unique_ptr<SpillFiles> spill, const std::vector<SpilledRun>& runs, std::size_t longest_line, const TextKeys& keys,
                 const TextBudget& budget, unsigned threads, const std::vector<std::string>& folders, UniqueLines& out,
                 const LineSortHooks& hooks, LineSortReport& report) {
     report.merge_passes = 1;
     // One merge reads every run: on all threads, in parts, where the output can take them in place.
-    if (runs.size() <= merge_fan_in(budget, longest_line) &&
-        out.write_in_place(report.lines, report.bytes_spilled, [&](std::span<char> into) {
-            merge_in_parts(runs, keys, budget, threads, longest_line, into, hooks.progress);
-        }))
-        return;
-    std::vector<RunSource> sources;
-    for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
-    std::vector<ByteSource*> merged;
-    for (RunSource& source : sources) merged.push_back(&source);
-    const MergeCounts counts = merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
-    report.merge_passes = counts.passes;
-    report.bytes_spilled += counts.bytes_spilled;
+    const bool in_parts = runs.size() <= merge_fan_in(budget, longest_line) &&
+                          out.write_in_place(report.lines, report.bytes_spilled, [&](std::span<char> into) {
+                              merge_in_parts(runs, keys, budget, threads, longest_line, into, hooks.progress);
+                          });
+    if (!in_parts) {
+        std::vector<RunSource> sources;
+        for (const SpilledRun& run : runs) sources.emplace_back(*run.file, run.begin, run.end);
+        std::vector<ByteSource*> merged;
+        for (RunSource& source : sources) merged.push_back(&source);
+        const MergeCounts counts = merge_sources(std::move(merged), longest_line, keys, budget, folders, out);
+        report.merge_passes = counts.passes;
+        report.bytes_spilled += counts.bytes_spilled;
+    }
+    spill.reset();
 }
 
 }  // namespace
