@@ -16,8 +16,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <random>
+#include <span>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 namespace gpusort {
@@ -144,6 +150,56 @@ TEST(LineOutput, WriteManyGivesTheBytesWhateverTheDescriptor) {
     }
 }
 
+// write_placed(): pieces put from several threads in a shuffled order land at their places after
+// what was written before, and the descriptor's offset follows them; where it declines (O_APPEND,
+// a read-only descriptor, too few bytes) nothing is written and lines go on through write().
+TEST(LineOutput, WritePlacedPutsPiecesAtTheirPlaces) {
+    ScratchDir dir;
+    std::mt19937_64 random(48);
+    const std::uint64_t large = (std::uint64_t{65} << 20) + 4321;
+    std::string bytes(large, '\0');
+    for (char& c : bytes) c = static_cast<char>('a' + random() % 26);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces;  // [offset, end)
+    for (std::uint64_t at = 0; at < large;) {
+        const std::uint64_t end = std::min(large, at + 1 + random() % (std::uint64_t{3} << 20));
+        pieces.emplace_back(at, end);
+        at = end;
+    }
+    std::shuffle(pieces.begin(), pieces.end(), random);
+    const std::vector<std::tuple<int, std::uint64_t, bool>> cases = {
+        {O_RDWR, large, true}, {O_WRONLY, large, true}, {O_RDWR | O_APPEND, large, false}, {O_RDONLY, large, false}, {O_RDWR, 100000, false}};
+    for (const auto& [flags, size, placed] : cases) {
+        const std::string path = dir / "out";
+        std::ofstream(path, std::ios::binary) << "before\n";
+        const int fd = ::open(path.c_str(), flags);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::lseek(fd, 0, SEEK_END), 7);
+        LineWriter writer(fd, path, 1 << 16, '\n');
+        const bool wrote = writer.write_placed(size, [&](const LineWriter::PutAt& put) {
+            std::vector<std::thread> threads;
+            for (std::size_t t = 0; t < 4; ++t)
+                threads.emplace_back([&, t] {
+                    for (std::size_t i = t; i < pieces.size(); i += 4)
+                        if (pieces[i].first < size)
+                            put(pieces[i].first, std::span<const char>(bytes).subspan(pieces[i].first, std::min(size, pieces[i].second) - pieces[i].first));
+                });
+            for (std::thread& thread : threads) thread.join();
+        });
+        EXPECT_EQ(wrote, placed) << "flags " << flags << ", " << size << " bytes";
+        if (flags == O_RDONLY) {
+            ::close(fd);
+            continue;
+        }
+        writer.write("after");
+        writer.flush();
+        const std::string expected = "before\n" + (placed ? bytes.substr(0, size) : std::string()) + "after\n";
+        EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), static_cast<off_t>(expected.size())) << "flags " << flags;
+        EXPECT_EQ(writer.bytes(), expected.size() - 7) << "flags " << flags;
+        ::close(fd);
+        EXPECT_TRUE(read_file(path) == expected) << "flags " << flags << ", " << size << " bytes";
+    }
+}
+
 // expect() maps the file's end ahead: then as many bytes, fewer, or only lines written one by one
 // leave the file holding just what was written.
 TEST(LineOutput, WritesAfterExpectLeaveOnlyWhatWasWritten) {
@@ -259,8 +315,19 @@ TEST(MergeInParts, GivesTheStableOrderOfAllRuns) {
         std::stable_sort(all.begin(), all.end(), [&](const std::string& a, const std::string& b) { return compare_lines(a, b, keys) < 0; });
         std::string expected;
         for (const std::string& line : all) expected += line + '\n';
+        // Each byte put once, at its place (a byte put twice or never would show as a '\0' or a mismatch).
         std::string got(expected.size(), '\0');
-        merge_in_parts(runs, keys, TextBudget(64 << 20), 4, 14000, got, nullptr);
+        std::mutex putting;
+        std::uint64_t put_bytes = 0;
+        merge_in_parts(runs, keys, TextBudget(64 << 20), 4, 14000, expected.size(),
+                       [&](std::uint64_t offset, std::span<const char> piece) {
+                           const std::lock_guard lock(putting);
+                           ASSERT_LE(offset + piece.size(), got.size());
+                           std::memcpy(got.data() + offset, piece.data(), piece.size());
+                           put_bytes += piece.size();
+                       },
+                       nullptr);
+        EXPECT_EQ(put_bytes, expected.size()) << runs_wanted << " runs";
         EXPECT_TRUE(got == expected) << runs_wanted << " runs";
     }
 }

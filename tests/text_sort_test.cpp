@@ -201,9 +201,10 @@ TEST_F(TextSort, ChunkLargeEnoughForTheGpu) {
     expect_like_gnu({"-t,", "-k2,2n", "-k1,1r", "in"});
 }
 
-// Outputs large enough to be written through a map of the file (-o): one chunk, its output's pages
-// faulted in while it is sorted; and many runs, merged in parts on all threads.
-TEST_F(TextSort, LargeOutputsGoThroughAMap) {
+// Outputs large enough to be written at once (-o): one chunk through a map of the file, its pages
+// faulted in while it is sorted; and many runs merged in parts on all threads, each written at its
+// place.
+TEST_F(TextSort, LargeOutputsAreWrittenInPlace) {
     std::mt19937_64 random(1213);
     std::string text;
     while (text.size() < (std::size_t{68} << 20)) text += random_text(random, {100000});

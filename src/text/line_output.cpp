@@ -123,8 +123,31 @@ void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
     }
 }
 
-bool LineWriter::write_in_place(std::uint64_t bytes, const std::function<void(std::span<char>)>& fill) {
-    return bytes >= kMappedBytes && write_mapped(bytes, [&](std::span<char> into, std::uint64_t) { fill(into); });
+bool LineWriter::write_placed(std::uint64_t bytes, const std::function<void(const PutAt&)>& fill) {
+    struct stat st {};
+    if (bytes < kMappedBytes || sink_ || fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND) != 0) return false;
+    flush();
+    drop_map();
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    if (at < 0) return false;
+    try {
+        io::File::duplicate(fd_, name_).allocate(static_cast<std::uint64_t>(at), bytes);  // room taken up front, where it can be
+    } catch (const IoError& e) {
+        throw IoError("write failed: " + name_ + ": " + e.what());
+    }
+    fill([&](std::uint64_t offset, std::span<const char> data) {
+        for (std::size_t done = 0; done < data.size();) {
+            const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(at + offset + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw IoError("write failed: " + name_ + ": " + std::strerror(n < 0 ? errno : ENOSPC));
+            done += static_cast<std::size_t>(n);
+        }
+    });
+    if (::lseek(fd_, at + static_cast<off_t>(bytes), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
+    flushed_ += bytes;
+    return true;
 }
 
 void LineWriter::expect(std::uint64_t bytes) {
@@ -267,8 +290,8 @@ void gather_lines(std::span<const char* const> starts, std::span<const std::uint
 
 }  // namespace
 
-bool UniqueLines::write_in_place(std::uint64_t lines, std::uint64_t bytes, const std::function<void(std::span<char>)>& fill) {
-    if (keys_->unique || watcher_ || !writer_->write_in_place(bytes, fill)) return false;
+bool UniqueLines::write_placed(std::uint64_t lines, std::uint64_t bytes, const std::function<void(const LineWriter::PutAt&)>& fill) {
+    if (keys_->unique || watcher_ || !writer_->write_placed(bytes, fill)) return false;
     lines_ += lines;
     return true;
 }

@@ -23,7 +23,8 @@ namespace gpusort {
 // Writes with write(2) at the descriptor's offset; a failure throws IoError "write failed: NAME:
 // CAUSE", as GNU sort says it. Or hands its bytes to a sink (a compressed stream, say), which
 // throws its own errors. Many bytes at once (write_many) go into a regular file open for reading
-// and writing through a memory map of their place, filled on all threads.
+// and writing through a memory map of their place, filled on all threads; many bytes placed by
+// many threads at once (write_placed) go into a regular file with pwrite(2) at their places.
 class LineWriter {
 public:
     using Sink = std::function<void(std::span<const char>)>;
@@ -43,10 +44,15 @@ public:
     void write(std::string_view line);
     // Writes `bytes` bytes that `fill` gives, a piece at a time (each may be filled in parallel).
     void write_many(std::uint64_t bytes, const Fill& fill);
-    // Writes `bytes` bytes at once through a map of their place, fill(into) putting all of them
-    // there (and telling on_written's callback of them itself, as it goes); false (nothing
-    // written) where they would not go through a map.
-    bool write_in_place(std::uint64_t bytes, const std::function<void(std::span<char>)>& fill);
+    // put(offset, bytes): bytes [offset, offset + bytes.size()) of what write_placed() writes.
+    using PutAt = std::function<void(std::uint64_t offset, std::span<const char> bytes)>;
+    // Writes `bytes` bytes that fill(put) gives in pieces, from any threads, each byte once: each
+    // piece is written at its place at once with pwrite(2) (the writers of one file take turns,
+    // but none waits for a map to be faulted in, which the page cache's limit on dirty pages holds
+    // back). on_written's callback is not told of them. False (nothing written) where the
+    // descriptor is not a regular file open for writing without O_APPEND, or for fewer bytes than
+    // write_many() maps.
+    bool write_placed(std::uint64_t bytes, const std::function<void(const PutAt& put)>& fill);
     // Writes out what the buffer holds.
     void flush();
     char terminator() const { return terminator_; }
@@ -99,9 +105,9 @@ public:
     // Writes the lines as write() of each in turn would: where each goes found first, then all
     // gathered on TBB's threads by LineWriter::write_many().
     void write_all(const LineSequence& lines);
-    // Writes `lines` lines of `bytes` bytes, which fill(into) puts in place, where the writer can
-    // (LineWriter::write_in_place) and no line would be dropped (no -u) or watched; else false.
-    bool write_in_place(std::uint64_t lines, std::uint64_t bytes, const std::function<void(std::span<char>)>& fill);
+    // Writes `lines` lines of `bytes` bytes, which fill(put) puts at their places, where the writer
+    // can (LineWriter::write_placed) and no line would be dropped (no -u) or watched; else false.
+    bool write_placed(std::uint64_t lines, std::uint64_t bytes, const std::function<void(const LineWriter::PutAt&)>& fill);
     // A hint that write_all() of lines of `bytes` bytes (or fewer) comes next (LineWriter::expect).
     void expect(std::uint64_t bytes) { writer_->expect(bytes); }
     // Lines written so far.

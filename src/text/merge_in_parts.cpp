@@ -146,9 +146,11 @@ std::uint64_t cut_run(RunLines run, std::size_t r, const Splitter& splitter, con
     return lo;
 }
 
-// Merges bytes [cuts[r], ends[r]) of each run r into `into`, which holds exactly their bytes.
+// Merges bytes [cuts[r], ends[r]) of each run r, `bytes` bytes in all, to put() from `offset` on,
+// through a buffer of `buffer` bytes.
 void merge_part(const std::vector<SpilledRun>& runs, std::span<const std::uint64_t> cuts, std::span<const std::uint64_t> ends,
-                const TextKeys& keys, const TextBudget& budget, std::size_t buffer, std::span<char> into) {
+                const TextKeys& keys, const TextBudget& budget, std::size_t read_buffer, std::size_t buffer, std::uint64_t offset,
+                std::uint64_t bytes, const LineWriter::PutAt& put) {
     std::vector<RunSource> sources;
     sources.reserve(runs.size());
     std::vector<LineReader> readers;
@@ -156,27 +158,42 @@ void merge_part(const std::vector<SpilledRun>& runs, std::span<const std::uint64
     for (std::size_t r = 0; r < runs.size(); ++r) {
         if (cuts[r] == ends[r]) continue;
         sources.emplace_back(*runs[r].file, cuts[r], ends[r]);
-        readers.emplace_back(sources.back(), buffer, budget.line_limit(), keys.line_end());
+        readers.emplace_back(sources.back(), read_buffer, budget.line_limit(), keys.line_end());
     }
-    std::size_t at = 0;
+    std::string out;
+    out.reserve(buffer);
+    std::uint64_t done = 0;  // bytes given to put()
+    const auto add = [&](std::string_view text) {
+        while (!text.empty()) {
+            const std::size_t n = std::min(text.size(), buffer - out.size());
+            out.append(text.substr(0, n));
+            text.remove_prefix(n);
+            if (out.size() == buffer) {
+                put(offset + done, out);
+                done += out.size();
+                out.clear();
+            }
+        }
+    };
+    const char terminator = keys.line_end();
     merge_lines(readers, keys, [&](std::string_view line) {
-        if (at + line.size() + 1 > into.size()) throw SortError("the runs' lines do not add up to their bytes");
-        std::memcpy(into.data() + at, line.data(), line.size());
-        into[at + line.size()] = keys.line_end();
-        at += line.size() + 1;
+        if (done + out.size() + line.size() + 1 > bytes) throw SortError("the runs' lines do not add up to their bytes");
+        add(line);
+        add(std::string_view(&terminator, 1));
     });
-    if (at != into.size()) throw SortError("the runs' lines do not add up to their bytes");
+    if (!out.empty()) put(offset + done, out);
+    if (done + out.size() != bytes) throw SortError("the runs' lines do not add up to their bytes");
 }
 
 }  // namespace
 
 void merge_in_parts(const std::vector<SpilledRun>& runs, const TextKeys& keys, const TextBudget& budget, unsigned threads,
-                    std::size_t longest_line, std::span<char> into, ProgressCounters* progress) {
+                    std::size_t longest_line, std::uint64_t bytes, const LineWriter::PutAt& put, ProgressCounters* progress) {
     const std::size_t parts = std::max<std::size_t>(1, kPartsPerThread * threads);
     std::vector<RunLines> lines;
     for (const SpilledRun& run : runs) lines.emplace_back(run, keys.line_end());
     const std::vector<Splitter> splitters =
-        choose_splitters(sample_runs(lines, static_cast<double>(parts * kSamplesPerPart) / static_cast<double>(into.size())), parts, keys);
+        choose_splitters(sample_runs(lines, static_cast<double>(parts * kSamplesPerPart) / static_cast<double>(std::max<std::uint64_t>(bytes, 1))), parts, keys);
     // cuts[p * runs + r]: where part p begins in run r; part p ends where part p + 1 begins.
     const std::size_t k = runs.size(), cut_parts = splitters.size() + 1;
     std::vector<std::uint64_t> cuts((cut_parts + 1) * k);
@@ -193,14 +210,15 @@ void merge_in_parts(const std::vector<SpilledRun>& runs, const TextKeys& keys, c
         offsets[p + 1] = offsets[p];
         for (std::size_t r = 0; r < k; ++r) offsets[p + 1] += cuts[(p + 1) * k + r] - cuts[p * k + r];
     }
-    if (offsets.back() != into.size()) throw SortError("the runs' cuts do not add up to their bytes");
-    // Each thread's readers share the chunk's memory; a buffer holds the longest line.
-    const std::size_t buffer = std::max(budget.read_buffer(k * std::max(1u, threads)), longest_line + 1);
+    if (offsets.back() != bytes) throw SortError("the runs' cuts do not add up to their bytes");
+    // Each thread's readers and its part's buffer share the chunk's memory; a reader holds the longest line.
+    const std::size_t share = budget.read_buffer((k + 1) * std::max(1u, threads));
     const std::span<const std::uint64_t> all(cuts);
     tbb::parallel_for(std::size_t{0}, cut_parts, std::size_t{1}, [&](std::size_t p) {
-        const std::span<char> part = into.subspan(offsets[p], offsets[p + 1] - offsets[p]);
-        merge_part(runs, all.subspan(p * k, k), all.subspan((p + 1) * k, k), keys, budget, buffer, part);
-        if (progress) progress->add(part.size());
+        const std::uint64_t part = offsets[p + 1] - offsets[p];
+        merge_part(runs, all.subspan(p * k, k), all.subspan((p + 1) * k, k), keys, budget, std::max(share, longest_line + 1), share,
+                   offsets[p], part, put);
+        if (progress) progress->add(part);
     });
 }
 

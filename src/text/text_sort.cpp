@@ -76,10 +76,10 @@ void merge_runs(std::unique_ptr<SpillFiles> spill, const std::vector<SpilledRun>
                 const TextBudget& budget, unsigned threads, const std::vector<std::string>& folders, UniqueLines& out,
                 const LineSortHooks& hooks, LineSortReport& report) {
     report.merge_passes = 1;
-    // One merge reads every run: on all threads, in parts, where the output can take them in place.
+    // One merge reads every run: on all threads, in parts, where the output can take them at their places.
     const bool in_parts = runs.size() <= merge_fan_in(budget, longest_line) &&
-                          out.write_in_place(report.lines, report.bytes_spilled, [&](std::span<char> into) {
-                              merge_in_parts(runs, keys, budget, threads, longest_line, into, hooks.progress);
+                          out.write_placed(report.lines, report.bytes_spilled, [&](const LineWriter::PutAt& put) {
+                              merge_in_parts(runs, keys, budget, threads, longest_line, report.bytes_spilled, put, hooks.progress);
                           });
     if (!in_parts) {
         std::vector<RunSource> sources;
