@@ -131,6 +131,18 @@ std::string read_file(const std::string& path) {
 // Many bytes (enough to be mapped) into a file open for reading and writing, one open write
 // only (not mapped), one open to append, and small ones: the file holds what was written, at
 // the descriptor's offset, which ends after it.
+// A file at `path` holding "before\n", opened with `flags`, its offset at its end; -1 where it
+// cannot be opened so.
+int open_after_before(const std::string& path, int flags) {
+    std::ofstream(path, std::ios::binary) << "before\n";
+    const int fd = ::open(path.c_str(), flags);
+    if (fd >= 0 && ::lseek(fd, 0, SEEK_END) != 7) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 TEST(LineOutput, WriteManyGivesTheBytesWhateverTheDescriptor) {
     ScratchDir dir;
     const std::uint64_t large = (std::uint64_t{65} << 20) + 12345;
@@ -138,10 +150,8 @@ TEST(LineOutput, WriteManyGivesTheBytesWhateverTheDescriptor) {
         {O_RDWR, large}, {O_WRONLY, large}, {O_RDWR | O_APPEND, large}, {O_RDWR, 100000}, {O_RDWR, 0}};
     for (const auto& [flags, bytes] : cases) {
         const std::string path = dir / "out";
-        std::ofstream(path, std::ios::binary) << "before\n";
-        const int fd = ::open(path.c_str(), flags);
+        const int fd = open_after_before(path, flags);
         ASSERT_GE(fd, 0);
-        ASSERT_EQ(::lseek(fd, 0, SEEK_END), 7);
         LineWriter writer(fd, path, 1 << 16, '\n');
         const std::string expected = "before\n" + write_between_lines(writer, bytes);
         EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), static_cast<off_t>(expected.size()));
@@ -170,10 +180,8 @@ TEST(LineOutput, WritePlacedPutsPiecesAtTheirPlaces) {
         {O_RDWR, large, true}, {O_WRONLY, large, true}, {O_RDWR | O_APPEND, large, false}, {O_RDONLY, large, false}, {O_RDWR, 100000, false}};
     for (const auto& [flags, size, placed] : cases) {
         const std::string path = dir / "out";
-        std::ofstream(path, std::ios::binary) << "before\n";
-        const int fd = ::open(path.c_str(), flags);
+        const int fd = open_after_before(path, flags);
         ASSERT_GE(fd, 0);
-        ASSERT_EQ(::lseek(fd, 0, SEEK_END), 7);
         LineWriter writer(fd, path, 1 << 16, '\n');
         const bool wrote = writer.write_placed(size, [&](const LineWriter::PutAt& put) {
             std::vector<std::thread> threads;
