@@ -46,8 +46,9 @@ void LineWriter::write(std::string_view line) {
 
 namespace {
 
-// write_many() of this many bytes or more goes through a map where it can.
-constexpr std::uint64_t kMappedBytes = std::uint64_t{64} << 20;
+// write_many() of this many bytes or more goes through a map, and write_placed() takes this many
+// or more, where they can.
+constexpr std::uint64_t kManyBytes = std::uint64_t{64} << 20;
 // A map is faulted in by pieces of this size.
 constexpr std::uint64_t kPopulatePiece = std::uint64_t{32} << 20;
 
@@ -110,7 +111,7 @@ void LineWriter::drop_map() {
 LineWriter::LineWriter(LineWriter&&) noexcept = default;
 
 void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
-    if (bytes >= kMappedBytes && write_mapped(bytes, fill)) {
+    if (bytes >= kManyBytes && write_mapped(bytes, fill)) {
         if (written_) written_(bytes);
         return;
     }
@@ -125,7 +126,7 @@ void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
 
 bool LineWriter::write_placed(std::uint64_t bytes, const std::function<void(const PutAt&)>& fill) {
     struct stat st {};
-    if (bytes < kMappedBytes || sink_ || fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    if (bytes < kManyBytes || sink_ || fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     const int flags = ::fcntl(fd_, F_GETFL);
     if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND) != 0) return false;
     flush();
@@ -151,7 +152,7 @@ bool LineWriter::write_placed(std::uint64_t bytes, const std::function<void(cons
 }
 
 void LineWriter::expect(std::uint64_t bytes) {
-    if (bytes >= kMappedBytes) map_ = map_end(bytes, true);
+    if (bytes >= kManyBytes) map_ = map_end(bytes, true);
 }
 
 std::unique_ptr<LineWriter::OutputMap> LineWriter::map_end(std::uint64_t bytes, bool ahead) {
