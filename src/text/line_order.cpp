@@ -38,7 +38,6 @@ std::size_t advance(std::string_view line, std::size_t pos, std::size_t count) {
 // the line's end never): 16 bytes compared at once where SSE2 is, so that a field costs no loop of
 // its own. The last bytes of a line of 16 bytes or more are compared as the line's last 16.
 std::uint32_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator) {
-    const std::size_t n = std::min<std::size_t>(16, line.size() - at);
 #if defined(__SSE2__)
     if (line.size() >= 16) {
         const std::size_t from = std::min(at, line.size() - 16);
@@ -49,7 +48,7 @@ std::uint32_t separator_mask(std::string_view line, std::size_t at, const std::o
     }
 #endif
     std::uint32_t mask = 0;
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < std::min<std::size_t>(16, line.size() - at); ++i)
         if (separator ? line[at + i] == *separator : is_blank(line[at + i])) mask |= std::uint32_t{1} << i;
     return mask;
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +52,38 @@ namespace {
 constexpr std::uint64_t kManyBytes = std::uint64_t{64} << 20;
 // A map is faulted in by pieces of this size.
 constexpr std::uint64_t kPopulatePiece = std::uint64_t{32} << 20;
+
+// The size of the regular file open at `fd` for writing (and reading, with `readable`) without
+// O_APPEND, whose bytes may be written at places of their own; nullopt for anything else.
+std::optional<std::uint64_t> placeable_size(int fd, bool readable) {
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    const int flags = ::fcntl(fd, F_GETFL);
+    const int mode = flags & O_ACCMODE;
+    if (flags < 0 || (flags & O_APPEND) != 0 || (readable ? mode != O_RDWR : mode == O_RDONLY)) return std::nullopt;
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+// Reserves bytes [at, at + bytes) of the output `file` (named `name`); false where its file system cannot.
+bool reserve(const io::File& file, const std::string& name, std::uint64_t at, std::uint64_t bytes) {
+    try {
+        return file.allocate(at, bytes);
+    } catch (const IoError& e) {
+        throw IoError("write failed: " + name + ": " + e.what());
+    }
+}
+
+// Writes all `size` bytes at `data` by transfer(data, size, done) (write or pwrite of what is left,
+// `done` bytes in), again where interrupted; a failure throws "write failed: NAME: CAUSE".
+template <class Transfer>
+void write_fully(const std::string& name, const char* data, std::size_t size, Transfer&& transfer) {
+    for (std::size_t done = 0; done < size;) {
+        const ssize_t n = transfer(data + done, size - done, done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw IoError("write failed: " + name + ": " + std::strerror(n < 0 ? errno : ENOSPC));
+        done += static_cast<std::size_t>(n);
+    }
+}
 
 }  // namespace
 
@@ -125,26 +158,16 @@ void LineWriter::write_many(std::uint64_t bytes, const Fill& fill) {
 }
 
 bool LineWriter::write_placed(std::uint64_t bytes, const std::function<void(const PutAt&)>& fill) {
-    struct stat st {};
-    if (bytes < kManyBytes || sink_ || fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-    const int flags = ::fcntl(fd_, F_GETFL);
-    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND) != 0) return false;
+    if (bytes < kManyBytes || sink_ || !placeable_size(fd_, false)) return false;
     flush();
     drop_map();
     const off_t at = ::lseek(fd_, 0, SEEK_CUR);
     if (at < 0) return false;
-    try {
-        io::File::duplicate(fd_, name_).allocate(static_cast<std::uint64_t>(at), bytes);  // room taken up front, where it can be
-    } catch (const IoError& e) {
-        throw IoError("write failed: " + name_ + ": " + e.what());
-    }
+    reserve(io::File::duplicate(fd_, name_), name_, static_cast<std::uint64_t>(at), bytes);  // where it can be
     fill([&](std::uint64_t offset, std::span<const char> data) {
-        for (std::size_t done = 0; done < data.size();) {
-            const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(at + offset + done));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw IoError("write failed: " + name_ + ": " + std::strerror(n < 0 ? errno : ENOSPC));
-            done += static_cast<std::size_t>(n);
-        }
+        write_fully(name_, data.data(), data.size(), [&](const char* from, std::size_t size, std::size_t done) {
+            return ::pwrite(fd_, from, size, static_cast<off_t>(at + offset + done));
+        });
     });
     if (::lseek(fd_, at + static_cast<off_t>(bytes), SEEK_SET) < 0) throw IoError("write failed: " + name_ + ": " + std::strerror(errno));
     flushed_ += bytes;
@@ -156,19 +179,13 @@ void LineWriter::expect(std::uint64_t bytes) {
 }
 
 std::unique_ptr<LineWriter::OutputMap> LineWriter::map_end(std::uint64_t bytes, bool ahead) {
-    struct stat st {};
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
-    const int flags = ::fcntl(fd_, F_GETFL);
-    if (flags < 0 || (flags & O_ACCMODE) != O_RDWR || (flags & O_APPEND) != 0) return nullptr;
+    const std::optional<std::uint64_t> size = placeable_size(fd_, true);
+    if (!size) return nullptr;
     flush();
     const off_t at = ::lseek(fd_, 0, SEEK_CUR);
-    if (at != st.st_size) return nullptr;  // only a file's end is mapped: what is not written is cut off
+    if (at < 0 || static_cast<std::uint64_t>(at) != *size) return nullptr;  // only a file's end is mapped: what is not written is cut off
     const io::File file = io::File::duplicate(fd_, name_);
-    try {
-        if (!file.allocate(static_cast<std::uint64_t>(at), bytes)) return nullptr;
-    } catch (const IoError& e) {
-        throw IoError("write failed: " + name_ + ": " + e.what());
-    }
+    if (!reserve(file, name_, static_cast<std::uint64_t>(at), bytes)) return nullptr;
     return std::make_unique<OutputMap>(file, static_cast<std::uint64_t>(at), bytes, ahead);
 }
 
@@ -202,13 +219,7 @@ void LineWriter::write_out(const char* data, std::size_t size) {
         if (size > 0) sink_(std::span<const char>(data, size));
         return;
     }
-    while (size > 0) {
-        const ssize_t n = ::write(fd_, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw IoError("write failed: " + name_ + ": " + std::strerror(n < 0 ? errno : ENOSPC));
-        data += n;
-        size -= static_cast<std::size_t>(n);
-    }
+    write_fully(name_, data, size, [&](const char* from, std::size_t left, std::size_t) { return ::write(fd_, from, left); });
 }
 
 void UniqueLines::write(std::string_view line) {

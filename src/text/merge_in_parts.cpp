@@ -147,7 +147,7 @@ std::uint64_t cut_run(RunLines run, std::size_t r, const Splitter& splitter, con
 }
 
 // Merges bytes [cuts[r], ends[r]) of each run r, `bytes` bytes in all, to put() from `offset` on,
-// through a buffer of `buffer` bytes.
+// through a writer's buffer of `buffer` bytes.
 void merge_part(const std::vector<SpilledRun>& runs, std::span<const std::uint64_t> cuts, std::span<const std::uint64_t> ends,
                 const TextKeys& keys, const TextBudget& budget, std::size_t read_buffer, std::size_t buffer, std::uint64_t offset,
                 std::uint64_t bytes, const LineWriter::PutAt& put) {
@@ -160,29 +160,14 @@ void merge_part(const std::vector<SpilledRun>& runs, std::span<const std::uint64
         sources.emplace_back(*runs[r].file, cuts[r], ends[r]);
         readers.emplace_back(sources.back(), read_buffer, budget.line_limit(), keys.line_end());
     }
-    std::string out;
-    out.reserve(buffer);
     std::uint64_t done = 0;  // bytes given to put()
-    const auto add = [&](std::string_view text) {
-        while (!text.empty()) {
-            const std::size_t n = std::min(text.size(), buffer - out.size());
-            out.append(text.substr(0, n));
-            text.remove_prefix(n);
-            if (out.size() == buffer) {
-                put(offset + done, out);
-                done += out.size();
-                out.clear();
-            }
-        }
-    };
-    const char terminator = keys.line_end();
+    LineWriter out([&](std::span<const char> piece) { put(offset + done, piece); done += piece.size(); }, buffer, keys.line_end());
     merge_lines(readers, keys, [&](std::string_view line) {
-        if (done + out.size() + line.size() + 1 > bytes) throw SortError("the runs' lines do not add up to their bytes");
-        add(line);
-        add(std::string_view(&terminator, 1));
+        if (out.bytes() + line.size() + 1 > bytes) throw SortError("the runs' lines do not add up to their bytes");
+        out.write(line);
     });
-    if (!out.empty()) put(offset + done, out);
-    if (done + out.size() != bytes) throw SortError("the runs' lines do not add up to their bytes");
+    out.flush();
+    if (out.bytes() != bytes) throw SortError("the runs' lines do not add up to their bytes");
 }
 
 }  // namespace
