@@ -273,6 +273,14 @@ bool File::allocate(std::uint64_t offset, std::uint64_t length) const {
     return false;
 }
 
+bool File::release(std::uint64_t offset, std::uint64_t length) const {
+    if (length == 0) return true;
+    return sys::retry_interrupted([&] {
+               return sys::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                                     static_cast<off_t>(length));
+           }) == 0;
+}
+
 void File::truncate(std::uint64_t size) const {
     if (sys::retry_interrupted([&] { return sys::ftruncate(fd_, static_cast<off_t>(size)); }) != 0)
         throw_errno("cannot resize", path_, errno);

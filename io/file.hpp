@@ -88,6 +88,10 @@ public:
     // The same for [offset, offset + length) only: a file may grow this way while its lower part
     // is being written (reserving over a range that is being written is not safe everywhere).
     bool allocate(std::uint64_t offset, std::uint64_t length) const;
+    // Frees the disk blocks and page-cache pages of [offset, offset + length), bytes no longer
+    // needed (they read as zeros after): both ends must lie on the file system's blocks. Returns
+    // false where the file system cannot; nothing is lost then, the bytes stay until the file goes.
+    bool release(std::uint64_t offset, std::uint64_t length) const;
     void truncate(std::uint64_t size) const;
     void sync_data() const;
     FileId id() const;  // throws IoError

@@ -3,17 +3,20 @@
 // lines in parallel, large and small, with and without a last terminator, chunks cut by the budget;
 // and LineWriter::write_many() through a map of a regular file, through write(2) where the file
 // cannot be mapped (write only, O_APPEND) and through a sink, between lines written one by one;
-// sorted runs merged in parts against std::stable_sort.
+// runs read by RunSource, freeing the blocks behind it; sorted runs merged in parts against
+// std::stable_sort.
 #include "gpusort/errors.hpp"
 #include "src/text/line_chunk.hpp"
 #include "src/text/line_order.hpp"
 #include "src/text/line_output.hpp"
+#include "io/temp_file.hpp"
 #include "src/text/merge_in_parts.hpp"
 #include "tests/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -291,6 +294,47 @@ TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
         EXPECT_EQ(out.lines(), count);
         EXPECT_TRUE(read_file(path) == expected) << "unique " << unique;
     }
+}
+
+// Two readers of one spill file, side by side ([0, cut) and [cut, end)), read in turns: each gets
+// its bytes (a block freed too early would read as zeros), and the blocks behind them are freed,
+// all but the MiBs that hold the cut and the end, where the file system can free blocks.
+TEST(RunSource, FreesTheBlocksBehindItButNoNeighboursBytes) {
+    ScratchDir dir;
+    const io::File file = io::create_temp_file(dir.path());
+    constexpr std::uint64_t kMiB = 1 << 20, size = 150 * kMiB + 12345, cut = 70 * kMiB + 777;
+    auto byte_at = [](std::uint64_t i) { return static_cast<char>(1 + i * 131 % 251); };
+    std::string bytes(size, '\0');
+    for (std::uint64_t i = 0; i < size; ++i) bytes[i] = byte_at(i);
+    file.write_at(0, std::as_bytes(std::span<const char>(bytes)));
+    const io::File probe = io::create_temp_file(dir.path());
+    probe.write_at(0, std::as_bytes(std::span<const char>(bytes).first(kMiB)));
+    const bool frees = probe.release(0, kMiB);
+
+    RunSource first(file, 0, cut), second(file, cut, size);
+    std::uint64_t at[2] = {0, cut};
+    std::string piece(kMiB + 3, '\0');
+    for (std::size_t turn = 0; at[0] < cut || at[1] < size; ++turn) {
+        RunSource& source = turn % 2 == 0 ? first : second;
+        const std::size_t n = source.read(piece);
+        ASSERT_TRUE(std::memcmp(piece.data(), bytes.data() + at[turn % 2], n) == 0) << "at " << at[turn % 2];
+        at[turn % 2] += n;
+    }
+    EXPECT_EQ(at[0], cut);
+    EXPECT_EQ(at[1], size);
+    // The MiBs that hold the cut and the end are the neighbours' too: still whole.
+    for (const std::uint64_t from : {cut / kMiB * kMiB, size / kMiB * kMiB}) {
+        std::string kept(std::min(kMiB, size - from), '\0');
+        file.read_at(from, std::as_writable_bytes(std::span<char>(kept)));
+        EXPECT_TRUE(kept == bytes.substr(from, kept.size())) << "the MiB at " << from;
+    }
+    struct stat status {};
+    ASSERT_EQ(::fstat(file.fd(), &status), 0);
+    const std::uint64_t held = static_cast<std::uint64_t>(status.st_blocks) * 512;
+    if (frees)
+        EXPECT_LE(held, 3 * kMiB);
+    else
+        EXPECT_GE(held, size);
 }
 
 // Runs of lines that compare equal by their key but differ (-s: only the key orders them) and of

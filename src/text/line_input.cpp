@@ -124,11 +124,29 @@ std::vector<InputFile> check_inputs(const std::vector<std::string>& operands, co
     return inputs;
 }
 
+namespace {
+// A run's blocks are freed in whole MiBs (a multiple of any file system's block), 64 MiB at a time.
+constexpr std::uint64_t kReleaseUnit = std::uint64_t{1} << 20;
+constexpr std::uint64_t kReleaseStep = 64 * kReleaseUnit;
+constexpr std::uint64_t kNotReleasing = ~std::uint64_t{0};
+}  // namespace
+
+RunSource::RunSource(const io::File& file, std::uint64_t begin, std::uint64_t end)
+    : file_(&file), pos_(begin), end_(end), released_((begin + kReleaseUnit - 1) / kReleaseUnit * kReleaseUnit) {}
+
 std::size_t RunSource::read(std::span<char> buffer) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end_ - pos_));
     file_->read_at(pos_, std::as_writable_bytes(buffer.first(n)));
     pos_ += n;
+    release_behind();
     return n;
+}
+
+void RunSource::release_behind() {
+    if (released_ == kNotReleasing) return;
+    const std::uint64_t to = pos_ / kReleaseUnit * kReleaseUnit;  // the whole MiBs read; the one holding pos_ is not
+    if (to < released_ + (pos_ == end_ ? kReleaseUnit : kReleaseStep)) return;
+    released_ = file_->release(released_, to - released_) ? to : kNotReleasing;
 }
 
 StreamSource::StreamSource(std::unique_ptr<io::StreamReader> reader) : reader_(std::move(reader)) {}

@@ -65,17 +65,24 @@ private:
 // Checks every operand in turn, so that one that cannot be read fails before anything is written.
 std::vector<InputFile> check_inputs(const std::vector<std::string>& operands, const std::string& open_error);
 
-// Bytes [begin, end) of a spill file (a sorted run).
+// Bytes [begin, end) of a spill file (a sorted run, or a part of one), read once, front to back:
+// the file's blocks behind the reader are freed as it goes (File::release), whole MiBs that lie
+// within [begin, end) only, as the bytes around them may belong to another reader. A run that was
+// written back to disk would otherwise be freed all at once when its file closes, which takes
+// seconds; pages still dirty are dropped without being written.
 class RunSource final : public ByteSource {
 public:
-    RunSource(const io::File& file, std::uint64_t begin, std::uint64_t end) : file_(&file), pos_(begin), end_(end) {}
+    RunSource(const io::File& file, std::uint64_t begin, std::uint64_t end);
     std::size_t read(std::span<char> buffer) override;
     const std::string& name() const override { return file_->path(); }
 
 private:
+    void release_behind();
+
     const io::File* file_;
     std::uint64_t pos_;
     std::uint64_t end_;
+    std::uint64_t released_;  // bytes before it are freed (a MiB boundary), or ~0 where the file system cannot
 };
 
 // The bytes of a StreamReader (a compressed file, or a stream), read front to back.
