@@ -91,8 +91,7 @@ void SortInput::read_at(std::uint64_t offset, std::span<std::byte> bytes) {
 }
 
 const std::byte* SortInput::source() {
-    if (keep_checksum_ || streamed_ || columns_ || size_ == 0 || file_.direct()) return nullptr;
-    if (memory_) return memory_->data();
+    if (keep_checksum_ || streamed_ || columns_ || memory_ || size_ == 0 || file_.direct()) return nullptr;
     if (!map_) {
         try {
             map_ = std::make_unique<io::FileMapping>(file_, 0, size_, io::FileMapping::Access::read);

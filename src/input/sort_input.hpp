@@ -64,9 +64,10 @@ public:
     // A file: bytes [offset, offset + size), read by several threads.
     void read_at(std::uint64_t offset, std::span<std::byte> bytes);
     // The bytes of a file read at offsets where they already lie in memory: a read-only map of the
-    // file (made on the first call), or the records in memory; a sorter on a device copies chunks
-    // from there itself (ChunkIo::source). Null for a stream, where the file cannot be mapped, and
-    // where every byte must pass read_at (the checksum, direct I/O). Call before the sort's threads start.
+    // file (made on the first call); a sorter on a device copies chunks from there itself
+    // (ChunkIo::source). Null for a stream, where the file cannot be mapped, where every byte must
+    // pass read_at (the checksum, direct I/O), and for records in memory, which all threads copy
+    // into the staging buffers faster (docs/design.md). Call before the sort's threads start.
     const std::byte* source();
     // A stream: the next bytes, as many as there are up to bytes.size() (fewer only at the end);
     // the stream ending inside a record is an error.

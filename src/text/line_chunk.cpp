@@ -282,8 +282,11 @@ bool gpu_usable(const KeySpec& spec) {
 
 }  // namespace
 
-LineSorter::LineSorter(const TextKeys& keys, unsigned threads)
-    : keys_(&keys), threads_(threads), pool_(make_sort_thread_pool(threads, {})) {}
+LineSorter::LineSorter(const TextKeys& keys, unsigned threads, std::uint64_t expected_bytes)
+    : keys_(&keys), threads_(threads), pool_(make_sort_thread_pool(threads, {})) {
+    // A failure here is found again, and reported, where the first large chunk asks.
+    if (expected_bytes >= kGpuWarmUpBytes) gpu_ready_ = std::async(std::launch::async, [] { gpu_usable(entry_spec()); });
+}
 
 LineSorter::~LineSorter() = default;
 

@@ -107,8 +107,10 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
     std::vector<SpilledRun> runs;
     std::size_t longest_line = 0;
     {
+        std::uint64_t known_bytes = 0;
+        for (const ByteSource* input : inputs) known_bytes += input->known_size().value_or(0);
         ChunkReader reader(std::move(inputs), budget, keys.line_end());
-        LineSorter sorter(keys, threads);
+        LineSorter sorter(keys, threads, known_bytes);
         for (;;) {
             const auto start = std::chrono::steady_clock::now();
             const bool filled = reader.fill();
