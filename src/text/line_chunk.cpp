@@ -233,8 +233,28 @@ void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const Text
     });
 }
 
+// Groups settled in turn, [first, last) each, the lines of small groups fetched ahead: where their
+// lines lie kFetchPlaces groups ahead, then their text kFetchText groups ahead (its place fetched by
+// then). On a 2-core machine, the ties step of 3 million log lines by -k2,2 -k6n took 0.11-0.13 s
+// on one thread so, against 0.25-0.31 s before.
+constexpr std::size_t kFetchPlaces = 8;
+constexpr std::size_t kFetchText = 4;
+
+void settle_groups(std::span<const std::pair<std::size_t, std::size_t>> groups, std::span<LineEntry> entries, const LineChunk& chunk,
+                   const TextKeys& keys, std::size_t window) {
+    auto small = [&](std::size_t g) { return groups[g].second - groups[g].first < kMinPrefixedGroup; };
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        if (const std::size_t ahead = g + kFetchPlaces; ahead < groups.size() && small(ahead))
+            for (std::size_t i = groups[ahead].first; i < groups[ahead].second; ++i) chunk.prefetch(entries[i].line());
+        if (const std::size_t ahead = g + kFetchText; ahead < groups.size() && small(ahead))
+            for (std::size_t i = groups[ahead].first; i < groups[ahead].second; ++i) chunk.prefetch_text(entries[i].line());
+        const auto [first, last] = groups[g];
+        settle_group(entries.subspan(first, last - first), chunk, keys, window);
+    }
+}
+
 // Settles every group of equal windows that needs it. The groups are all found first, while no prefix changes,
-// then settled in parallel: settling a large group rewrites its entries' prefixes (it is sorted
+// then settled in parallel, block by block: settling a large group rewrites its entries' prefixes (it is sorted
 // again by its next window), which a search for another group's bounds must not see (it once did,
 // and cut a group in two that were then sorted at once).
 void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const TextKeys& keys, std::size_t window) {
@@ -255,12 +275,7 @@ void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const Tex
             first = last;
         }
     });
-    std::vector<std::pair<std::size_t, std::size_t>> groups;
-    for (const auto& block : found) groups.insert(groups.end(), block.begin(), block.end());
-    tbb::parallel_for(std::size_t{0}, groups.size(), [&](std::size_t g) {
-        const auto [first, last] = groups[g];
-        settle_group(entries.subspan(first, last - first), chunk, keys, window);
-    });
+    tbb::parallel_for(std::size_t{0}, found.size(), [&](std::size_t b) { settle_groups(found[b], entries, chunk, keys, window); });
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
