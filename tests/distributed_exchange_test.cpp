@@ -83,11 +83,12 @@ TEST(Distributed, MessagesOverTcpGiveTheBytesOfOneProcess) {
     expect_exchange(dir, expected, {"--memory", "4M", "--exchange", "messages"}, "messages", tcp);
     // Held to no transport but a rank's own, the ranks cannot reach each other: what they sent above
     // crossed by TCP. Open MPI says so ("unable to reach each other"), or, on a busy machine where
-    // its help system fails to send that text, only that MPI_Init failed.
+    // its help system fails to send that text, only that MPI_Init failed, or only that its help
+    // system failed (its show_help.c; seen about once in 30 runs on 2 cores).
     const Result none = mpi_sort(3, {"--exchange", "messages", dir / "in", dir / "many"}, "cpu", {"--mca", "pml", "ob1", "--mca", "btl", "self"});
     EXPECT_NE(none.status(), 0) << none.err;
-    EXPECT_TRUE(none.err.find("unable to reach each other") != std::string::npos ||
-                none.err.find("MPI_Init") != std::string::npos) << none.err;
+    EXPECT_TRUE(none.err.find("unable to reach each other") != std::string::npos || none.err.find("MPI_Init") != std::string::npos ||
+                none.err.find("show_help") != std::string::npos) << none.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "many"));
 }
 
