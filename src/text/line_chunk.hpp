@@ -40,7 +40,7 @@ public:
     void prefetch(std::size_t i) const { __builtin_prefetch(ends_.data() + i - (i > 0)); }
     // Starts fetching the first 128 bytes of line i (a hint; where it lies should be fetched first).
     void prefetch_text(std::size_t i) const {
-        const char* start = text() + (i == 0 ? 0 : ends_[i - 1]);
+        const char* start = line(i).data();
         __builtin_prefetch(start);
         __builtin_prefetch(start + 64);
     }
