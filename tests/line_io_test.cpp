@@ -264,7 +264,8 @@ private:
     const std::vector<std::string>& lines_;
 };
 
-// Lines written through write_all(), with -u dropping repeats, into a mapped file: as written one by one.
+// Lines written through write_all(), with -u dropping repeats, into a mapped file and through a
+// sink (pieces of 64 KiB, which cut the blocks of lines placed together): as written one by one.
 TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
     ScratchDir dir;
     std::mt19937_64 random(1404);
@@ -272,17 +273,6 @@ TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
     for (std::size_t bytes = 0; bytes < (std::size_t{70} << 20); bytes += lines.back().size() + 1)
         lines.push_back(std::string(random() % 3 == 0 ? 0 : 1 + random() % 120, static_cast<char>('a' + random() % 3)));
     for (const bool unique : {false, true}) {
-        TextKeys keys;  // whole lines
-        keys.unique = unique;
-        const std::string path = dir / "out";
-        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-        ASSERT_GE(fd, 0);
-        LineWriter writer(fd, path, 1 << 16, '\n');
-        UniqueLines out(writer, keys);
-        out.write(lines.front());
-        out.write_all(StringLines(lines));
-        writer.flush();
-        ::close(fd);
         std::string expected;
         std::size_t count = 0;
         for (std::size_t i = 0; i <= lines.size(); ++i) {
@@ -291,8 +281,23 @@ TEST(LineOutput, WriteAllOfManyLinesGivesThemInOrderWithoutRepeats) {
             expected += line + '\n';
             ++count;
         }
-        EXPECT_EQ(out.lines(), count);
-        EXPECT_TRUE(read_file(path) == expected) << "unique " << unique;
+        TextKeys keys;  // whole lines
+        keys.unique = unique;
+        for (const bool mapped : {true, false}) {
+            const std::string path = dir / "out";
+            const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+            ASSERT_GE(fd, 0);
+            std::string sunk;
+            LineWriter writer = mapped ? LineWriter(fd, path, 1 << 16, '\n')
+                                       : LineWriter([&](std::span<const char> bytes) { sunk.append(bytes.data(), bytes.size()); }, 1 << 16, '\n');
+            UniqueLines out(writer, keys);
+            out.write(lines.front());
+            out.write_all(StringLines(lines));
+            writer.flush();
+            ::close(fd);
+            EXPECT_EQ(out.lines(), count);
+            EXPECT_TRUE((mapped ? read_file(path) : sunk) == expected) << "unique " << unique << ", mapped " << mapped;
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -386,6 +387,28 @@ TEST_F(TextSort, LargeGroupsOfEqualKeysAcrossBlocksEveryTime) {
         ASSERT_EQ(got.status, 0) << "run " << run << ": " << got.err;
         ASSERT_TRUE(got.out == expected.out) << "run " << run << ": the output differs from GNU sort's";
     }
+}
+
+TEST_F(TextSort, LinesOfAboutAMebibyte) {
+    // An entry holds a line's length below 1 MiB - 1 bytes; longer lines' lengths are looked up
+    // among the chunk's line ends. Lines about that long, all with the same first 64 bytes (their
+    // order found past the entries' windows), some twice, among short lines.
+    std::mt19937_64 random(4801);
+    const std::size_t mib = std::size_t{1} << 20;
+    std::vector<std::string> lines;
+    for (const std::size_t length : {mib - 2, mib - 1, mib, mib + 1, 2 * mib, mib - 1, mib + 1, std::size_t{70}, std::size_t{64}}) {
+        std::string line = std::string(64, 'h');
+        while (line.size() < length) line += "ab"[random() % 2];
+        lines.push_back(line);
+        if (random() % 2 == 0) lines.push_back(line);
+        lines.push_back(std::to_string(random() % 100));
+    }
+    std::shuffle(lines.begin(), lines.end(), random);
+    std::string text;
+    for (const std::string& line : lines) text += line + '\n';
+    write_text(dir / "in", text);
+    for (const Args& args : {Args{"in"}, Args{"-r", "in"}, Args{"-s", "-k1.1,1.64", "in"}, Args{"-u", "in"}, Args{"-S", "10M", "in"}})
+        expect_like_gnu(args);
 }
 
 TEST_F(TextSort, LineOverTheLimit) {

@@ -45,12 +45,18 @@ std::optional<std::uint64_t> inputs_size(const std::vector<ByteSource*>& inputs)
 }  // namespace
 
 ChunkReader::ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator)
-    : inputs_(std::move(inputs)), chunk_bytes_(budget.chunk_bytes()), read_bytes_(budget.read_bytes()), line_limit_(budget.line_limit()),
+    : inputs_(std::move(inputs)), chunk_bytes_(std::min(budget.chunk_bytes(), LineChunk::kMaxBytes / 2)), read_bytes_(budget.read_bytes()),
+      line_limit_(budget.line_limit()),
       terminator_(terminator) {
     const std::optional<std::uint64_t> known = inputs_size(inputs_);
     chunk_.text_ = io::HostBuffer(static_cast<std::size_t>(
         std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity))));
     if (known) chunk_.ends_.reserve(static_cast<std::size_t>(std::min(chunk_bytes_ / kLineCost + 1, *known)));
+}
+
+std::size_t LineChunk::long_line_length(std::uint64_t begin) const {
+    const auto next = std::upper_bound(ends_.begin(), ends_.end(), begin);  // the end of the line that starts at `begin`
+    return static_cast<std::size_t>(*next - begin - 1);
 }
 
 bool ChunkReader::fill() {
@@ -200,8 +206,8 @@ namespace {
 constexpr std::size_t kMinPrefixedGroup = 64;
 constexpr std::size_t kMaxWindows = 64;
 
-// The entry of line `number` with window `window` of its sort code.
-void make_entry(LineEntry& entry, std::string_view line, std::size_t number, const TextKeys& keys, std::size_t window) {
+// The entry of the line at `place` with window `window` of its sort code.
+void make_entry(LineEntry& entry, std::string_view line, std::uint64_t place, const TextKeys& keys, std::size_t window) {
     std::array<std::byte, kPrefixBytes> bytes;
     const bool complete = key_prefix(line, keys, bytes, window * kPrefixBytes);
     for (std::size_t w = 0; w < entry.prefix.size(); ++w) {
@@ -209,45 +215,42 @@ void make_entry(LineEntry& entry, std::string_view line, std::size_t number, con
         std::memcpy(&word, bytes.data() + 8 * w, 8);
         entry.prefix[w] = std::endian::native == std::endian::little ? __builtin_bswap64(word) : word;
     }
-    entry.tag = std::uint64_t{number} << 1 | (complete ? 0 : 1);
+    entry.tag = place << 1 | (complete ? 0 : 1);
 }
 
 void settle_ties(std::span<LineEntry> entries, const LineChunk& chunk, const TextKeys& keys, std::size_t window);
 
 // Puts a group of entries with equal windows, some code going on past them, in the order of
-// compare_lines, ties by line number (the order of input): a large group by the codes' next window.
+// compare_lines, ties by place (the order of input): a large group by the codes' next window.
 void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const TextKeys& keys, std::size_t window) {
     if (group.size() >= kMinPrefixedGroup && window + 1 < kMaxWindows) {
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, group.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
             for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                const std::size_t line = group[i].line();
-                make_entry(group[i], chunk.line(line), line, keys, window + 1);
+                const std::uint64_t place = group[i].place();
+                make_entry(group[i], chunk.line_at(place), place, keys, window + 1);
             }
         });
         tbb::parallel_sort(group.begin(), group.end());
         return settle_ties(group, chunk, keys, window + 1);
     }
     tbb::parallel_sort(group.begin(), group.end(), [&](const LineEntry& a, const LineEntry& b) {
-        const int order = compare_lines(chunk.line(a.line()), chunk.line(b.line()), keys);
+        const int order = compare_lines(chunk.line_at(a.place()), chunk.line_at(b.place()), keys);
         return order != 0 ? order < 0 : a.tag < b.tag;
     });
 }
 
-// Groups settled in turn, [first, last) each, the lines of small groups fetched ahead: where their
-// lines lie kFetchPlaces groups ahead, then their text kFetchText groups ahead (its place fetched by
-// then). On a 2-core machine, the ties step of 3 million log lines by -k2,2 -k6n took 0.11-0.13 s
-// on one thread so, against 0.25-0.31 s before.
-constexpr std::size_t kFetchPlaces = 8;
-constexpr std::size_t kFetchText = 4;
+// Groups settled in turn, [first, last) each, the text of the lines of small groups fetched
+// kFetchAhead groups ahead (their places are in the entries). On a 2-core machine, the ties step
+// of 3 million log lines by -k2,2 -k6n took 0.11-0.13 s on one thread so, against 0.25-0.31 s
+// without fetching ahead.
+constexpr std::size_t kFetchAhead = 6;
 
 void settle_groups(std::span<const std::pair<std::size_t, std::size_t>> groups, std::span<LineEntry> entries, const LineChunk& chunk,
                    const TextKeys& keys, std::size_t window) {
     auto small = [&](std::size_t g) { return groups[g].second - groups[g].first < kMinPrefixedGroup; };
     for (std::size_t g = 0; g < groups.size(); ++g) {
-        if (const std::size_t ahead = g + kFetchPlaces; ahead < groups.size() && small(ahead))
-            for (std::size_t i = groups[ahead].first; i < groups[ahead].second; ++i) chunk.prefetch(entries[i].line());
-        if (const std::size_t ahead = g + kFetchText; ahead < groups.size() && small(ahead))
-            for (std::size_t i = groups[ahead].first; i < groups[ahead].second; ++i) chunk.prefetch_text(entries[i].line());
+        if (const std::size_t ahead = g + kFetchAhead; ahead < groups.size() && small(ahead))
+            for (std::size_t i = groups[ahead].first; i < groups[ahead].second; ++i) chunk.prefetch_text(entries[i].place());
         const auto [first, last] = groups[g];
         settle_group(entries.subspan(first, last - first), chunk, keys, window);
     }
@@ -338,7 +341,7 @@ std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, ChunkSortTim
     entries_.resize(n);
     const std::span<LineEntry> entries(entries_);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) make_entry(entries[i], chunk.line(i), i, *keys_, 0);
+        for (std::size_t i = range.begin(); i != range.end(); ++i) make_entry(entries[i], chunk.line(i), chunk.place(i), *keys_, 0);
     });
     const auto made = std::chrono::steady_clock::now();
     sort_entries(entries);

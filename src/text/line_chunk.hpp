@@ -11,6 +11,7 @@
 #include "src/text/text_keys.hpp"
 #include "src/text/uninitialized.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -25,9 +26,15 @@ namespace gpusort {
 
 class SortThreadPool;
 
-// Lines held in memory: their text, each with its terminator, back to back.
+// Lines held in memory: their text, each with its terminator, back to back. A line is named by
+// its number (in the chunk) or by its place: where it starts in the text and its length, in one
+// word that an entry carries, so that a sorted line is found without its number's lookup.
 class LineChunk {
 public:
+    // A chunk's text is kept below kMaxBytes, so that a place fits 63 bits.
+    static constexpr unsigned kLengthBits = 20;
+    static constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << (63 - kLengthBits);
+
     std::size_t lines() const { return ends_.size(); }
     // Bytes of its lines, each with its terminator.
     std::uint64_t bytes() const { return ends_.empty() ? 0 : ends_.back(); }
@@ -36,18 +43,30 @@ public:
         const std::uint64_t begin = i == 0 ? 0 : ends_[i - 1];
         return std::string_view(text() + begin, ends_[i] - begin - 1);
     }
-    // Starts fetching where line i lies (a hint).
-    void prefetch(std::size_t i) const { __builtin_prefetch(ends_.data() + i - (i > 0)); }
-    // Starts fetching the first 128 bytes of line i (a hint; where it lies should be fetched first).
-    void prefetch_text(std::size_t i) const {
-        const char* start = line(i).data();
+    // The place of line i: its start << kLengthBits | its length, kLongLine for kLongLine bytes or more.
+    std::uint64_t place(std::size_t i) const {
+        const std::string_view text = line(i);
+        return static_cast<std::uint64_t>(text.data() - this->text()) << kLengthBits | std::min<std::uint64_t>(text.size(), kLongLine);
+    }
+    // The line at `place` (as place() gave it), without its terminator.
+    std::string_view line_at(std::uint64_t place) const {
+        const std::uint64_t begin = place >> kLengthBits;
+        const std::uint64_t length = place & kLongLine;
+        return std::string_view(text() + begin, length < kLongLine ? length : long_line_length(begin));
+    }
+    // Starts fetching the line at `place`, up to its first 128 bytes (a hint).
+    void prefetch_text(std::uint64_t place) const {
+        const char* start = text() + (place >> kLengthBits);
         __builtin_prefetch(start);
-        __builtin_prefetch(start + 64);
+        __builtin_prefetch(start + std::min<std::uint64_t>(place & kLongLine, 127));  // the same cache line for most short lines
     }
 
 private:
     friend class ChunkReader;
+    static constexpr std::uint64_t kLongLine = (std::uint64_t{1} << kLengthBits) - 1;
     char* text() const { return reinterpret_cast<char*>(text_.data()); }
+    // The length of the line that starts at `begin`, found among the ends.
+    std::size_t long_line_length(std::uint64_t begin) const;
 
     io::HostBuffer text_;               // its size is the chunk's capacity
     std::size_t size_ = 0;              // bytes held: the lines, then the start of the next ones
@@ -92,15 +111,15 @@ private:
 };
 
 // A line's place in the sort: a window of its sort code (line_order.hpp) as big-endian words, so
-// that the words' order is the bytes' memcmp order, then its number in the chunk and whether its
-// code was cut short by the window.
+// that the words' order is the bytes' memcmp order, then where it lies in the chunk (its place,
+// whose order is the order of input) and whether its code was cut short by the window.
 struct LineEntry {
     std::array<std::uint64_t, kPrefixBytes / 8> prefix;
-    std::uint64_t tag;  // the line's number << 1, | 1 when its code goes on past the window
+    std::uint64_t tag;  // the line's place (LineChunk::place) << 1, | 1 when its code goes on past the window
 
-    std::size_t line() const { return static_cast<std::size_t>(tag >> 1); }
+    std::uint64_t place() const { return tag >> 1; }
     bool cut() const { return (tag & 1) != 0; }
-    // By prefix, then by line number.
+    // By prefix, then in the order of input.
     friend bool operator<(const LineEntry& a, const LineEntry& b) {
         for (std::size_t w = 0; w < a.prefix.size(); ++w)
             if (a.prefix[w] != b.prefix[w]) return a.prefix[w] < b.prefix[w];

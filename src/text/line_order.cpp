@@ -219,17 +219,19 @@ struct CodeWriter {
         const std::size_t skipped = std::min(skip, text.size());
         const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
         if (text.empty() || std::memchr(text.data(), 0, skipped + n)) return 0;
+        put_run(text);
+        return text.size();
+    }
+    // put() of each byte of `text`, which holds no 0 byte, at once.
+    void put_run(std::string_view text) {
+        const std::size_t skipped = std::min(skip, text.size());
+        const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
         skip -= skipped;
         std::memcpy(pos, text.data() + skipped, n);
         if (mask != 0)
             for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
         pos += n;
-        if (skipped + n == text.size()) return text.size();
-        cut = true;
-        return text.size();
-    }
-    void put_digits(std::string_view digits) {
-        for (std::size_t i = 0; i < digits.size() && !cut; ++i) put(static_cast<unsigned char>(digits[i]));
+        if (skipped + n < text.size()) cut = true;
     }
 };
 
@@ -249,8 +251,8 @@ void encode_number(const Decimal& number, CodeWriter& out) {
         out.put(0xff);
         for (int shift = 56; shift >= 0; shift -= 8) out.put(static_cast<unsigned char>(digits >> shift));
     }
-    out.put_digits(number.integer);
-    out.put_digits(number.fraction);
+    out.put_run(number.integer);
+    out.put_run(number.fraction);
     out.put(0);
     out.mask = mask;
 }

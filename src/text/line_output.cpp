@@ -5,15 +5,13 @@
 #include "gpusort/errors.hpp"
 #include "io/file_mapping.hpp"
 #include "src/text/line_order.hpp"
-#include "src/text/uninitialized.hpp"
 
-#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_reduce.h>
-#include <tbb/parallel_scan.h>
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <numeric>
 #include <thread>
 #include <cerrno>
 #include <cstring>
@@ -235,67 +233,76 @@ void UniqueLines::write(std::string_view line) {
 
 namespace {
 
-// How far ahead of the line at hand write_all() fetches: the places of lines (kFetchAhead), the
-// text of lines (half as far; as far when their starts are known). Lines in a sorted order lie anywhere in memory: a thread that only
-// waited for each in turn would wait for memory most of the time.
+// write_all() places lines by blocks of this many: each block's bytes summed first, then its lines
+// copied from where its bytes begin. A multiple of 64, so that each block has words of its own in
+// the bits of lines dropped.
+constexpr std::size_t kPlaceBlock = 4096;
+// How far ahead of the line at hand write_all() fetches lines' text: lines in a sorted order lie
+// anywhere in memory, and a thread that only waited for each in turn would wait most of the time.
 constexpr std::size_t kFetchAhead = 16;
 
-// For each line: where its text starts, and in ends[i] 0 where -u drops it, else its bytes with its
-// terminator; returns the count of lines kept.
-std::uint64_t line_places(const LineSequence& lines, const TextKeys& keys, std::string_view last, std::span<const char*> starts,
-                          std::span<std::uint64_t> ends) {
+// Which lines write_all() keeps, and where each block of them begins in its output.
+struct LinePlaces {
+    std::vector<std::uint64_t> block_ends;  // bytes of the lines kept in blocks 0 to b, each with its terminator
+    std::vector<std::uint64_t> dropped;     // with -u, bit i set where line i is dropped
+    std::uint64_t kept = 0;                 // lines kept
+
+    bool is_dropped(std::size_t i) const { return !dropped.empty() && (dropped[i / 64] >> (i % 64) & 1) != 0; }
+};
+
+// Sums each block's bytes (the lines' sizes, read without their text where the sequence can), and
+// with -u finds the lines whose keys equal those of the line before (or of `last`, written before).
+LinePlaces place_lines(const LineSequence& lines, const TextKeys& keys, std::string_view last) {
     const std::size_t count = lines.size();
-    return tbb::parallel_reduce(
-        tbb::blocked_range<std::size_t>(0, count, 4096), std::uint64_t{0},
-        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t kept) {
-            for (std::size_t i = range.begin(); i != range.end(); ++i) {
+    LinePlaces places;
+    places.block_ends.resize((count + kPlaceBlock - 1) / kPlaceBlock);
+    if (keys.unique) places.dropped.assign((count + 63) / 64, 0);
+    tbb::parallel_for(std::size_t{0}, places.block_ends.size(), [&](std::size_t b) {
+        const std::size_t end = std::min(count, (b + 1) * kPlaceBlock);
+        std::uint64_t bytes = 0;
+        for (std::size_t i = b * kPlaceBlock; i < end; ++i) {
+            const std::string_view line = lines.line(i);
+            if (keys.unique) {
                 if (i + kFetchAhead < count) lines.prefetch(i + kFetchAhead);
-                const std::string_view line = lines.line(i);
-                if (keys.unique && i + kFetchAhead / 2 < count) __builtin_prefetch(lines.line(i + kFetchAhead / 2).data());
-                const bool duplicate =
-                    keys.unique && (i > 0 ? equal_keys(lines.line(i - 1), line, keys) : last.data() && equal_keys(last, line, keys));
-                starts[i] = line.data();
-                ends[i] = duplicate ? 0 : line.size() + 1;
-                kept += !duplicate;
+                if (i > 0 ? equal_keys(lines.line(i - 1), line, keys) : last.data() && equal_keys(last, line, keys)) {
+                    places.dropped[i / 64] |= std::uint64_t{1} << (i % 64);
+                    continue;
+                }
             }
-            return kept;
-        },
-        std::plus<>());
+            bytes += line.size() + 1;
+        }
+        places.block_ends[b] = bytes;
+    });
+    std::partial_sum(places.block_ends.begin(), places.block_ends.end(), places.block_ends.begin());
+    places.kept = count;
+    for (const std::uint64_t word : places.dropped) places.kept -= static_cast<std::uint64_t>(std::popcount(word));
+    return places;
 }
 
-// Sizes into ends: ends[i] becomes the bytes of lines 0 to i.
-void sum_sizes(std::span<std::uint64_t> ends) {
-    tbb::parallel_scan(
-        tbb::blocked_range<std::size_t>(0, ends.size(), 1 << 16), std::uint64_t{0},
-        [&](const tbb::blocked_range<std::size_t>& range, std::uint64_t sum, bool final) {
-            for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                sum += ends[i];
-                if (final) ends[i] = sum;
-            }
-            return sum;
-        },
-        std::plus<>());
-}
-
-// Bytes [from, from + into.size()) of the lines that start at `starts` and end at `ends` in the
-// output (with their terminators; a line dropped ends where the one before it does), copied into
-// `into` in parallel.
-void gather_lines(std::span<const char* const> starts, std::span<const std::uint64_t> ends, char terminator, std::span<char> into,
-                  std::uint64_t from) {
+// Bytes [from, from + into.size()) of the lines kept, each with its terminator, copied into `into`
+// by blocks in parallel.
+void gather_lines(const LineSequence& lines, const LinePlaces& places, char terminator, std::span<char> into, std::uint64_t from) {
     const std::uint64_t to = from + into.size();
+    const std::vector<std::uint64_t>& ends = places.block_ends;
     const std::size_t first = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
-    const std::size_t last = std::min<std::size_t>(
-        ends.size(), static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin()) + 1);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(first, last, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            if (i + kFetchAhead < last) __builtin_prefetch(starts[i + kFetchAhead]);
-            const std::uint64_t begin = i > 0 ? ends[i - 1] : 0;
-            if (ends[i] == begin) continue;  // dropped
-            // The line and its terminator, [begin, ends[i]), where it meets [from, to).
-            const std::uint64_t lo = std::max(begin, from), hi = std::min(ends[i], to);
-            const std::uint64_t in_text = std::min(hi, ends[i] - 1);
-            if (in_text > lo) std::memcpy(into.data() + (lo - from), starts[i] + (lo - begin), static_cast<std::size_t>(in_text - lo));
-            if (hi == ends[i]) into[static_cast<std::size_t>(hi - 1 - from)] = terminator;
+    const std::size_t last = static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin());
+    const std::size_t count = lines.size();
+    tbb::parallel_for(first, std::min(last + 1, ends.size()), [&](std::size_t b) {
+        std::uint64_t at = b > 0 ? ends[b - 1] : 0;  // where the line at hand begins in the output
+        const std::size_t end = std::min(count, (b + 1) * kPlaceBlock);
+        for (std::size_t i = b * kPlaceBlock; i < end && at < to; ++i) {
+            if (i + kFetchAhead < end) lines.prefetch(i + kFetchAhead);
+            if (places.is_dropped(i)) continue;
+            const std::string_view line = lines.line(i);
+            const std::uint64_t line_end = at + line.size() + 1;
+            // The line and its terminator, [at, line_end), where it meets [from, to).
+            if (line_end > from) {
+                const std::uint64_t lo = std::max(at, from), hi = std::min(line_end, to);
+                const std::uint64_t in_text = std::min(hi, line_end - 1);
+                if (in_text > lo) std::memcpy(into.data() + (lo - from), line.data() + (lo - at), static_cast<std::size_t>(in_text - lo));
+                if (hi == line_end) into[static_cast<std::size_t>(hi - 1 - from)] = terminator;
+            }
+            at = line_end;
         }
     });
 }
@@ -308,9 +315,9 @@ bool UniqueLines::write_placed(std::uint64_t lines, std::uint64_t bytes, const s
     return true;
 }
 
-// Where each line starts and where it goes are found first: ends[i], the bytes of the lines up to i
-// that are kept (with -u, those whose keys differ from the line before), each with its terminator. Then write_many()
-// asks for pieces of those bytes, and the lines that fall in a piece are copied in parallel.
+// Where each block of lines goes is found first (the bytes of the lines kept before it: with -u,
+// those whose keys differ from the line before). Then write_many() asks for pieces of those bytes,
+// and the blocks that fall in a piece are copied in parallel.
 void UniqueLines::write_all(const LineSequence& lines) {
     const std::size_t count = lines.size();
     if (watcher_) {
@@ -318,13 +325,11 @@ void UniqueLines::write_all(const LineSequence& lines) {
         return;
     }
     if (count == 0) return;
-    UninitializedVector<const char*> starts(count);
-    UninitializedVector<std::uint64_t> ends(count);
-    const std::uint64_t kept = line_places(lines, *keys_, any_ ? std::string_view(last_) : std::string_view(), starts, ends);
-    sum_sizes(ends);
+    const LinePlaces places = place_lines(lines, *keys_, any_ ? std::string_view(last_) : std::string_view());
     const char terminator = writer_->terminator();
-    writer_->write_many(ends.back(), [&](std::span<char> into, std::uint64_t from) { gather_lines(starts, ends, terminator, into, from); });
-    lines_ += kept;
+    writer_->write_many(places.block_ends.back(),
+                        [&](std::span<char> into, std::uint64_t from) { gather_lines(lines, places, terminator, into, from); });
+    lines_ += places.kept;
     if (keys_->unique) {  // the last line has the keys of the last one written
         last_.assign(lines.line(count - 1));
         any_ = true;

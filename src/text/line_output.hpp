@@ -92,7 +92,8 @@ public:
     virtual std::size_t size() const = 0;
     // Line i, without its terminator.
     virtual std::string_view line(std::size_t i) const = 0;
-    // A hint that line(i) comes soon: what it reads to find the line starts to be fetched.
+    // A hint that line(i) comes soon: its text to be fetched. line(i) itself should read little
+    // but where the line lies (write_all() asks for every line's size before any text).
     virtual void prefetch(std::size_t) const {}
 };
 
@@ -102,8 +103,8 @@ class UniqueLines {
 public:
     UniqueLines(LineWriter& writer, const TextKeys& keys) : writer_(&writer), keys_(&keys) {}
     void write(std::string_view line);
-    // Writes the lines as write() of each in turn would: where each goes found first, then all
-    // gathered on TBB's threads by LineWriter::write_many().
+    // Writes the lines as write() of each in turn would: where each block of them goes found
+    // first, then all gathered on TBB's threads by LineWriter::write_many().
     void write_all(const LineSequence& lines);
     // Writes `lines` lines of `bytes` bytes, which fill(put) puts at their places, where the writer
     // can (LineWriter::write_placed) and no line would be dropped (no -u) or watched; else false.

@@ -49,8 +49,8 @@ class SortedLines final : public LineSequence {
 public:
     SortedLines(const LineChunk& chunk, std::span<const LineEntry> entries) : chunk_(chunk), entries_(entries) {}
     std::size_t size() const override { return entries_.size(); }
-    std::string_view line(std::size_t i) const override { return chunk_.line(entries_[i].line()); }
-    void prefetch(std::size_t i) const override { chunk_.prefetch(entries_[i].line()); }
+    std::string_view line(std::size_t i) const override { return chunk_.line_at(entries_[i].place()); }
+    void prefetch(std::size_t i) const override { chunk_.prefetch_text(entries_[i].place()); }
 
 private:
     const LineChunk& chunk_;
