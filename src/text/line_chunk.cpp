@@ -309,7 +309,7 @@ LineSorter::LineSorter(const TextKeys& keys, unsigned threads, std::uint64_t exp
 LineSorter::~LineSorter() = default;
 
 // Large chunks go to sort_memory() on the GPU (stable); the others are sorted here in place, by
-// prefix and line number.
+// prefix and place.
 void LineSorter::sort_entries(std::span<LineEntry> entries) {
     const KeySpec spec = entry_spec();
     if (entries.size() >= kMinGpuLines && gpu_usable(spec)) {

@@ -14,12 +14,11 @@ inline constexpr std::uint64_t kMinTextBudget = std::uint64_t{1} << 20;
 // The longest line accepted whatever the budget (bytes, without its terminator).
 inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 // Bytes of a line's sort code that the engine sorts by (the widest key sort_memory() takes); with
-// the line's number an entry is 40 bytes.
+// where the line lies, an entry is 40 bytes.
 inline constexpr std::size_t kPrefixBytes = 32;
 // Memory a line of a chunk takes besides its text: its end offset (8 bytes), its entry (40) and
 // what sort_memory() takes per entry on either backend (the entry copied, a tag, a share of the
-// gather buffer: at most 88; once the entries are sorted, the line's start and end in the output
-// take 16 of those while it is written).
+// gather buffer: at most 88).
 inline constexpr std::size_t kLineCost = 8 + 40 + 88;
 // Bounds of each merge source's read buffer, and of the fan-in.
 inline constexpr std::size_t kMinReadBuffer = std::size_t{64} << 10;

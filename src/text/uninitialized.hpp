@@ -1,7 +1,7 @@
 // A vector whose new elements are left as they are (resize() writes nothing), its large blocks
-// mapped with huge pages asked for (io::map_memory): the line ends of a chunk, its entries and the
-// places of sorted lines are written in parallel just after they are made, and a serial fill of
-// zeros first, or a fault per 4 KiB page, would take as long as the work itself.
+// mapped with huge pages asked for (io::map_memory): the line ends of a chunk and its entries are
+// written in parallel just after they are made, and a serial fill of zeros first, or a fault per
+// 4 KiB page, would take as long as the work itself.
 #pragma once
 
 #include "io/host_buffer.hpp"
