@@ -12,8 +12,7 @@ namespace {
 
 std::string memory_text(const LinePlan& plan) {
     std::ostringstream out;
-    out << "at most " << size_text(plan.memory_bytes) << ": chunks " << (plan.chunks_held > 1 ? "2 x " : "") << size_text(plan.chunk_bytes)
-        << " + writer "
+    out << "at most " << size_text(plan.memory_bytes) << ": chunks " << size_text(plan.chunk_bytes) << " + writer "
         << size_text(plan.write_buffer_bytes) << " + a read " << size_text(plan.read_bytes) << " + input queue "
         << size_text(plan.reader.memory());
     if (plan.writer.memory() > 0) out << " + compression " << size_text(plan.writer.memory());
@@ -69,7 +68,7 @@ std::string line_plan_json(const LinePlan& plan, int indent) {
         << pad << "\"memory_bytes\": " << plan.memory_bytes << ", \"threads\": " << plan.threads << ",\n"
         << pad << "\"size_known\": " << (plan.input_bytes ? "true" : "false") << ", \"input_bytes\": " << plan.input_bytes.value_or(0)
         << ", \"mean_line_bytes\": " << plan.mean_line_bytes << ",\n"
-        << pad << "\"sort_bytes\": " << plan.sort_bytes << ", \"chunk_bytes\": " << plan.chunk_bytes << ", \"chunks_held\": " << plan.chunks_held
+        << pad << "\"sort_bytes\": " << plan.sort_bytes << ", \"chunk_bytes\": " << plan.chunk_bytes
         << ", \"write_buffer_bytes\": " << plan.write_buffer_bytes << ", \"read_bytes\": " << plan.read_bytes << ", \"line_limit\": " << plan.line_limit << ",\n"
         << pad << "\"chunk_lines\": " << plan.chunk_lines << ", \"runs\": " << plan.runs << ", \"fan_in\": " << plan.fan_in
         << ", \"merge_passes\": " << plan.merge_passes << ",\n"

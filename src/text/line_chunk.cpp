@@ -44,14 +44,14 @@ std::optional<std::uint64_t> inputs_size(const std::vector<ByteSource*>& inputs)
 
 }  // namespace
 
-ChunkReader::ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator, bool alternate)
-    : inputs_(std::move(inputs)), chunk_bytes_(std::min(budget.chunk_bytes(alternate), LineChunk::kMaxBytes / 2)),
-      read_bytes_(budget.read_bytes(alternate)), line_limit_(budget.line_limit()), terminator_(terminator),
-      alternate_(alternate) {
+ChunkReader::ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator)
+    : inputs_(std::move(inputs)), chunk_bytes_(std::min(budget.chunk_bytes(), LineChunk::kMaxBytes / 2)), read_bytes_(budget.read_bytes()),
+      line_limit_(budget.line_limit()),
+      terminator_(terminator) {
     const std::optional<std::uint64_t> known = inputs_size(inputs_);
-    first_capacity_ = std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity));
-    chunks_[0].text_ = io::HostBuffer(static_cast<std::size_t>(first_capacity_));
-    if (known) chunks_[0].ends_.reserve(static_cast<std::size_t>(std::min(chunk_bytes_ / kLineCost + 1, *known)));
+    chunk_.text_ = io::HostBuffer(static_cast<std::size_t>(
+        std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, std::max<std::uint64_t>(known.value_or(0), kFirstCapacity))));
+    if (known) chunk_.ends_.reserve(static_cast<std::size_t>(std::min(chunk_bytes_ / kLineCost + 1, *known)));
 }
 
 std::size_t LineChunk::long_line_length(std::uint64_t begin) const {
@@ -60,30 +60,19 @@ std::size_t LineChunk::long_line_length(std::uint64_t begin) const {
 }
 
 bool ChunkReader::fill() {
-    LineChunk& last = current();
-    const std::size_t given = last.ends_.empty() ? 0 : last.ends_.back();
-    const std::size_t left = last.size_ - given;  // bytes read after the lines given: the next chunk's first
-    if (alternate_) {
-        current_ = 1 - current_;
-        LineChunk& next = current();
-        if (next.text_.size() < std::max<std::uint64_t>(left, first_capacity_))
-            next.text_ = io::HostBuffer(static_cast<std::size_t>(std::max<std::uint64_t>(left, first_capacity_)));
-        io::copy_parallel(next.text_.data(), std::span<const std::byte>(last.text_.data() + given, left));
-    } else {
-        std::memmove(last.text(), last.text() + given, left);
-    }
-    current().size_ = left;
+    const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
+    std::memmove(chunk_.text(), chunk_.text() + given, chunk_.size_ - given);
+    chunk_.size_ -= given;
     scanned_ -= given;
-    current().ends_.clear();
+    chunk_.ends_.clear();
     while (cut_lines() && read_more()) {
     }
-    return !current().ends_.empty();
+    return !chunk_.ends_.empty();
 }
 
 bool ChunkReader::done() const {
-    const LineChunk& chunk = chunks_[current_];
-    const std::size_t given = chunk.ends_.empty() ? 0 : chunk.ends_.back();
-    return input_ == inputs_.size() && chunk.size_ == given;
+    const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
+    return input_ == inputs_.size() && chunk_.size_ == given;
 }
 
 namespace {
@@ -136,7 +125,7 @@ void find_terminators(const char* text, std::size_t begin, std::size_t end, char
 }  // namespace
 
 std::size_t ChunkReader::take_lines(std::size_t held) {
-    UninitializedVector<std::uint64_t>& ends = current().ends_;
+    UninitializedVector<std::uint64_t>& ends = chunk_.ends_;
     const std::span<const std::uint64_t> found = std::span<const std::uint64_t>(ends).subspan(held);
     // Line k of `found` fits when the chunk's text up to its end and kLineCost for every line held fit.
     std::size_t fit = 0;
@@ -164,17 +153,17 @@ std::size_t ChunkReader::take_lines(std::size_t held) {
 }
 
 bool ChunkReader::cut_lines() {
-    UninitializedVector<std::uint64_t>& ends = current().ends_;
+    UninitializedVector<std::uint64_t>& ends = chunk_.ends_;
     const std::size_t held = ends.size();
-    find_terminators(current().text(), scanned_, current().size_, terminator_, ends);
+    find_terminators(chunk_.text(), scanned_, chunk_.size_, terminator_, ends);
     const std::size_t found = ends.size() - held;
     const std::size_t taken = take_lines(held);
     if (taken < found) {  // the chunk is full
         if (taken > 0) scanned_ = ends.back();
         return false;
     }
-    scanned_ = current().size_;
-    const std::size_t partial = current().size_ - (ends.empty() ? 0 : ends.back());
+    scanned_ = chunk_.size_;
+    const std::size_t partial = chunk_.size_ - (ends.empty() ? 0 : ends.back());
     if (partial > line_limit_) line_too_long(inputs_[input_]->name(), line_number_ + 1, line_limit_);
     if (input_ended_) {  // all of it is cut into lines: on to the next input
         ++input_;
@@ -186,28 +175,28 @@ bool ChunkReader::cut_lines() {
 
 bool ChunkReader::read_more() {
     if (input_ == inputs_.size()) return false;
-    const std::uint64_t held = current().size_ + current().ends_.size() * kLineCost;
+    const std::uint64_t held = chunk_.size_ + chunk_.ends_.size() * kLineCost;
     if (held >= chunk_bytes_) return false;
-    if (current().size_ == current().text_.size()) grow();
+    if (chunk_.size_ == chunk_.text_.size()) grow();
     // Bytes read but not taken into this chunk wait beside it, within the budget's read_bytes().
-    const std::size_t piece = std::min(current().text_.size() - current().size_, read_bytes_);
-    const std::size_t n = inputs_[input_]->read(std::span<char>(current().text() + current().size_, piece));
-    current().size_ += n;
+    const std::size_t piece = std::min(chunk_.text_.size() - chunk_.size_, read_bytes_);
+    const std::size_t n = inputs_[input_]->read(std::span<char>(chunk_.text() + chunk_.size_, piece));
+    chunk_.size_ += n;
     if (n == 0) {
         input_ended_ = true;
         // The bytes after the last line hold no terminator (all were cut): they are a last line.
-        const std::size_t given = current().ends_.empty() ? 0 : current().ends_.back();
-        if (current().size_ > given) current().text()[current().size_++] = terminator_;
+        const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
+        if (chunk_.size_ > given) chunk_.text()[chunk_.size_++] = terminator_;
     }
     return true;
 }
 
 void ChunkReader::grow() {
     const std::size_t capacity =
-        static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, 2 * std::uint64_t{current().text_.size()}));
+        static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_ + read_bytes_, 2 * std::uint64_t{chunk_.text_.size()}));
     io::HostBuffer text(capacity);
-    io::copy_parallel(text.data(), std::span<const std::byte>(current().text_.data(), current().size_));
-    current().text_ = std::move(text);
+    io::copy_parallel(text.data(), std::span<const std::byte>(chunk_.text_.data(), chunk_.size_));
+    chunk_.text_ = std::move(text);
 }
 
 namespace {
@@ -342,15 +331,15 @@ void LineSorter::sort_entries(std::span<LineEntry> entries) {
         ips4o::sort(entries.begin(), entries.end(), std::less<>());
 }
 
-std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, UninitializedVector<LineEntry>& storage, ChunkSortTimes* times) {
+std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, ChunkSortTimes* times) {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t n = chunk.lines();
-    if (n > storage.capacity()) {  // the old entries go first: they are not copied
-        storage.clear();
-        storage.shrink_to_fit();
+    if (n > entries_.capacity()) {  // the old entries go first: they are not copied
+        entries_.clear();
+        entries_.shrink_to_fit();
     }
-    storage.resize(n);
-    const std::span<LineEntry> entries(storage);
+    entries_.resize(n);
+    const std::span<LineEntry> entries(entries_);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
         for (std::size_t i = range.begin(); i != range.end(); ++i) make_entry(entries[i], chunk.line(i), chunk.place(i), *keys_, 0);
     });

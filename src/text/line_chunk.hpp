@@ -75,17 +75,14 @@ private:
 
 // Cuts the inputs, in turn, into chunks of whole lines whose text and kLineCost per line fit the
 // budget's chunk_bytes(). A last line without its terminator is given one, at the end of each input.
-// Large reads are cut into lines in parallel, by blocks. With `alternate`, the chunks are held in
-// two buffers in turn, each within TextBudget::chunk_bytes(true), so that one chunk's lines may
-// still be read (written as a run) while the next chunk is filled.
+// Large reads are cut into lines in parallel, by blocks.
 class ChunkReader {
 public:
-    ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator, bool alternate = false);
+    ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator);
 
-    // Fills the chunk with the next lines (with `alternate`, in the other buffer: the chunk before
-    // it stays as it was until the next fill()): false when none is left.
+    // Fills the chunk with the next lines: false when none is left.
     bool fill();
-    const LineChunk& chunk() const { return chunks_[current_]; }
+    const LineChunk& chunk() const { return chunk_; }
     // Whether every line has been given in a chunk.
     bool done() const;
     std::size_t longest_line() const { return longest_; }
@@ -96,7 +93,6 @@ private:
     // Reads more of the current input (moving on at its end); false when the chunk is full.
     bool read_more();
     void grow();
-    LineChunk& current() { return chunks_[current_]; }
     // Of the lines found after the first `held` of the chunk's ends, keeps those that fit the
     // chunk, checking their lengths; returns how many.
     std::size_t take_lines(std::size_t held);
@@ -109,10 +105,7 @@ private:
     std::size_t read_bytes_;
     std::size_t line_limit_;
     char terminator_;
-    bool alternate_;
-    std::array<LineChunk, 2> chunks_;  // the second in use only with `alternate`
-    std::size_t current_ = 0;
-    std::uint64_t first_capacity_;     // of a chunk's text buffer, before it grows
+    LineChunk chunk_;
     std::size_t scanned_ = 0;        // bytes looked at for terminators
     std::size_t longest_ = 0;
 };
@@ -146,10 +139,11 @@ struct ChunkSortTimes {
     double ties = 0;
 };
 
-// Puts chunks' lines in order, one chunk after another: an entry per line with the first window of
-// its sort code, sorted by sort_memory() on the GPU where one is usable (chunks of a million lines
-// or more), else in place with IPS4o on the CPU; then each group of equal windows where a code was
-// cut short put in order by the codes' next window (a large group), or by compare_lines.
+// Puts chunks' lines in order, one chunk after another, in entries kept from chunk to chunk: an
+// entry per line with the first window of its sort code, sorted by sort_memory() on the GPU where
+// one is usable (chunks of a million lines or more), else in place with IPS4o on the CPU; then each
+// group of equal windows where a code was cut short put in order by the codes' next window (a
+// large group), or by compare_lines.
 class LineSorter {
 public:
     // `expected_bytes`: the input's size where it is known up front (0 where not). From
@@ -159,10 +153,9 @@ public:
     ~LineSorter();
     static constexpr std::uint64_t kGpuWarmUpBytes = std::uint64_t{64} << 20;
 
-    // The chunk's entries in the order of compare_lines, stable, made in `entries` (resized: a
-    // vector kept from chunk to chunk is not mapped again). Adds the steps' seconds to `times`
-    // (optional).
-    std::span<const LineEntry> sort(const LineChunk& chunk, UninitializedVector<LineEntry>& entries, ChunkSortTimes* times = nullptr);
+    // The chunk's entries in the order of compare_lines, stable; valid until the next sort. Adds
+    // the steps' seconds to `times` (optional).
+    std::span<const LineEntry> sort(const LineChunk& chunk, ChunkSortTimes* times = nullptr);
 
 private:
     void sort_entries(std::span<LineEntry> entries);
@@ -170,6 +163,7 @@ private:
     const TextKeys* keys_;
     unsigned threads_;
     std::unique_ptr<SortThreadPool> pool_;
+    UninitializedVector<LineEntry> entries_;
     std::future<void> gpu_ready_;  // the warm-up; waited for when the sorter goes
 };
 

@@ -207,11 +207,9 @@ LinePlan plan_line_file(const SortOptions& options, const TextKeys& keys) {
     const std::uint64_t queues = plan.reader.memory() + plan.writer.memory();
     plan.sort_bytes = std::max(kMinTextBudget, plan.memory_bytes > queues ? plan.memory_bytes - queues : 0);
     const TextBudget budget(plan.sort_bytes);
-    const bool two_chunks = plan.input_bytes && budget.two_chunks(*plan.input_bytes);
-    plan.chunk_bytes = budget.chunk_bytes(two_chunks);
-    plan.chunks_held = two_chunks ? 2 : 1;
+    plan.chunk_bytes = budget.chunk_bytes();
     plan.write_buffer_bytes = budget.write_buffer();
-    plan.read_bytes = budget.read_bytes(two_chunks);
+    plan.read_bytes = budget.read_bytes();
     plan.line_limit = budget.line_limit();
     plan.fan_in = merge_fan_in(budget, 0);
     plan.tmp_dir = runs_folder(options.tmp_dir, output_shape(options.output, options.output_compression));

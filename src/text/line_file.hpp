@@ -26,7 +26,6 @@ struct LinePlan {
     WriterPlan writer;                         // a compressed OUTPUT's queue
     std::uint64_t sort_bytes = 0;              // the text sort's budget: the memory less the queues, at least 1 MiB
     std::uint64_t chunk_bytes = 0;             // a chunk: its text and kLineCost per line
-    unsigned chunks_held = 1;                  // 2 where each run is written while the next chunk is read and sorted
     std::uint64_t write_buffer_bytes = 0;      // lines are written through this (the output, a run)
     std::uint64_t read_bytes = 0;              // the most one read of INPUT takes, beside the chunk
     std::size_t line_limit = 0;                // the longest line accepted

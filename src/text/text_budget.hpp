@@ -41,12 +41,6 @@ struct TextBudget {
     }
     // A chunk: its text plus kLineCost per line, beside the write buffer and one read.
     std::uint64_t chunk_bytes() const { return total - write_buffer() - read_bytes(); }
-    // Inputs known to hold more than a chunk are read into two chunks in turn, so that each run is
-    // written while the next chunk is read and sorted.
-    bool two_chunks(std::uint64_t known_input_bytes) const { return known_input_bytes > chunk_bytes(); }
-    // A chunk, and one read, where two chunks are held (each half as large).
-    std::uint64_t chunk_bytes(bool two) const { return chunk_bytes() / (two ? 2 : 1); }
-    std::size_t read_bytes(bool two) const { return read_bytes() / (two ? 2 : 1); }
     // The longest line accepted: a quarter of the budget, at most kMaxLineBytes.
     std::size_t line_limit() const {
         return static_cast<std::size_t>(std::min<std::uint64_t>(kMaxLineBytes, total / 4));

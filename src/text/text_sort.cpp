@@ -12,9 +12,7 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <future>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -111,20 +109,9 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
     {
         std::uint64_t known_bytes = 0;
         for (const ByteSource* input : inputs) known_bytes += input->known_size().value_or(0);
-        // Inputs known to fill more than a chunk spill: each run is then written while the next
-        // chunk is read and sorted, the budget shared by two chunks.
-        const bool overlap = budget.two_chunks(known_bytes);
-        ChunkReader reader(std::move(inputs), budget, keys.line_end(), overlap);
+        ChunkReader reader(std::move(inputs), budget, keys.line_end());
         LineSorter sorter(keys, threads, known_bytes);
-        std::array<UninitializedVector<LineEntry>, 2> entries;  // the chunk's, and with `overlap` the one before's
-        std::future<SpilledRun> writing;                         // with `overlap`, the run of the chunk before
-        auto finish_run = [&] {
-            if (!writing.valid()) return;
-            const auto start = std::chrono::steady_clock::now();
-            runs.push_back(writing.get());
-            report.times.runs += seconds_since(start);
-        };
-        for (std::size_t turn = 0;; turn = overlap ? 1 - turn : 0) {
+        for (;;) {
             const auto start = std::chrono::steady_clock::now();
             const bool filled = reader.fill();
             report.times.read += seconds_since(start);
@@ -134,36 +121,30 @@ LineSortReport sort_lines(std::vector<ByteSource*> inputs, const TextKeys& keys,
             report.lines += chunk.lines();
             report.line_bytes += chunk.bytes();
             if (hooks.chunk_read) hooks.chunk_read(chunk);
-            const bool one_chunk = report.runs == 1 && reader.done();  // all of the input in one chunk
+            const bool one_chunk = runs.empty() && reader.done();  // all of the input in one chunk
             if (one_chunk) {
                 start_phase(hooks, ProgressPhase::sorting, chunk.bytes(), ProgressCounters::Counting::time_only);
                 out.expect(chunk.bytes());  // the output's pages made ready while the lines are sorted
             }
-            const std::span<const LineEntry> sorted = sorter.sort(chunk, entries[turn], &chunk_times);
+            const std::span<const LineEntry> entries = sorter.sort(chunk, &chunk_times);
+            const auto written = std::chrono::steady_clock::now();
             if (one_chunk) {
-                const auto written = std::chrono::steady_clock::now();
                 start_phase(hooks, ProgressPhase::writing, chunk.bytes());
-                write_chunk(chunk, sorted, out);
+                write_chunk(chunk, entries, out);
                 report.times.write = seconds_since(written);
                 report.times.prefixes = chunk_times.prefixes;
                 report.times.sort = chunk_times.sort;
                 report.times.ties = chunk_times.ties;
                 return report;
             }
-            finish_run();  // the chunk before's buffer is filled next
-            const LineChunk* run_chunk = &chunk;
-            auto write_run = [&spill, &budget, &keys, run_chunk, sorted] {
-                return spill->write_run(budget, keys.line_end(), [&](LineWriter& writer) {
-                    UniqueLines lines(writer, keys);
-                    write_chunk(*run_chunk, sorted, lines);
-                });
-            };
-            writing = std::async(overlap ? std::launch::async : std::launch::deferred, write_run);
-            if (!overlap) finish_run();
+            runs.push_back(spill->write_run(budget, keys.line_end(), [&](LineWriter& writer) {
+                UniqueLines lines(writer, keys);
+                write_chunk(chunk, entries, lines);
+            }));
+            report.times.runs += seconds_since(written);
         }
-        finish_run();
         longest_line = reader.longest_line();
-    }  // the chunks' memory goes before the merge
+    }  // the chunk's memory goes before the merge
     report.times.prefixes = chunk_times.prefixes;
     report.times.sort = chunk_times.sort;
     report.times.ties = chunk_times.ties;

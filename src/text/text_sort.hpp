@@ -29,14 +29,13 @@ int run_sort_command(const SortCommand& command);
 // as GNU sort runs.
 unsigned line_sort_threads(std::optional<std::size_t> wanted);
 
-// Seconds of a sort of lines by step; the steps do not overlap (where runs are written while the
-// next chunk is read and sorted, `runs` counts only the time the sort waited for them).
+// Seconds of a sort of lines by step; the steps do not overlap.
 struct LineSortTimes {
     double read = 0;   // the inputs read into chunks
     double prefixes = 0;  // the chunks' entries made: the prefixes of their lines' sort codes
     double sort = 0;   // the entries sorted by their prefixes
     double ties = 0;   // the groups of equal prefixes settled
-    double runs = 0;   // sorted chunks written as runs (waited for)
+    double runs = 0;   // sorted chunks written as runs
     double merge = 0;  // the merge of the runs, all passes, the output written through it
     double write = 0;  // the one chunk written to the output
 };
