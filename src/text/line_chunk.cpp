@@ -240,9 +240,9 @@ void settle_group(std::span<LineEntry> group, const LineChunk& chunk, const Text
 }
 
 // Groups settled in turn, [first, last) each, the text of the lines of small groups fetched
-// kFetchAhead groups ahead (their places are in the entries). On a 2-core machine, the ties step
-// of 3 million log lines by -k2,2 -k6n took 0.11-0.13 s on one thread so, against 0.25-0.31 s
-// without fetching ahead.
+// kFetchAhead groups ahead (their places are in the entries). Fetching ahead (in two stages then,
+// where the lines lay, then their text) halved the ties step of log lines by -k2,2 -k6n on a
+// 2-core machine.
 constexpr std::size_t kFetchAhead = 6;
 
 void settle_groups(std::span<const std::pair<std::size_t, std::size_t>> groups, std::span<LineEntry> entries, const LineChunk& chunk,

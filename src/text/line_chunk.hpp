@@ -1,8 +1,8 @@
 // The in-memory step of gpusort-sort: the inputs' lines read into chunks that fit the budget
 // (ChunkReader), and a chunk's lines put in order (LineSorter): an entry per line, a window of
-// the line's sort code and where the line lies, sorted (by sort_memory() on the GPU where one is usable,
-// else IPS4o on the CPU; stable), then the few groups of equal windows whose codes go on past
-// them settled by their next window or by compare_lines.
+// the line's sort code and where the line lies, sorted (by sort_memory() on the GPU where one is
+// usable, else IPS4o on the CPU; stable), then the few groups of equal windows whose codes go on
+// past them settled by their next window or by compare_lines.
 #pragma once
 
 #include "io/host_buffer.hpp"
