@@ -224,6 +224,7 @@ struct CodeWriter {
     }
     // put() of each byte of `text`, which holds no 0 byte, at once.
     void put_run(std::string_view text) {
+        if (text.empty()) return;  // its data may be null, which memcpy must not be given
         const std::size_t skipped = std::min(skip, text.size());
         const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
         skip -= skipped;
