@@ -216,9 +216,8 @@ struct CodeWriter {
     // put() of each byte of `text`, at once where the bytes skipped and those that fit hold no 0
     // byte; returns how many were put so (0 where put() must take them).
     std::size_t put_plain(std::string_view text) {
-        const std::size_t skipped = std::min(skip, text.size());
-        const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
-        if (text.empty() || std::memchr(text.data(), 0, skipped + n)) return 0;
+        const std::size_t looked_at = std::min<std::size_t>(text.size(), skip + static_cast<std::size_t>(end - pos));
+        if (text.empty() || std::memchr(text.data(), 0, looked_at)) return 0;
         put_run(text);
         return text.size();
     }

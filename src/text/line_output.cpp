@@ -243,11 +243,15 @@ constexpr std::size_t kFetchAhead = 16;
 
 // Which lines write_all() keeps, and where each block of them begins in its output.
 struct LinePlaces {
+    std::size_t lines = 0;                  // of the sequence
     std::vector<std::uint64_t> block_ends;  // bytes of the lines kept in blocks 0 to b, each with its terminator
     std::vector<std::uint64_t> dropped;     // with -u, bit i set where line i is dropped
     std::uint64_t kept = 0;                 // lines kept
 
     bool is_dropped(std::size_t i) const { return !dropped.empty() && (dropped[i / 64] >> (i % 64) & 1) != 0; }
+    // The lines of block b: [first, last).
+    std::size_t first(std::size_t b) const { return b * kPlaceBlock; }
+    std::size_t last(std::size_t b) const { return std::min(lines, (b + 1) * kPlaceBlock); }
 };
 
 // Sums each block's bytes (the lines' sizes, read without their text where the sequence can), and
@@ -255,12 +259,12 @@ struct LinePlaces {
 LinePlaces place_lines(const LineSequence& lines, const TextKeys& keys, std::string_view last) {
     const std::size_t count = lines.size();
     LinePlaces places;
+    places.lines = count;
     places.block_ends.resize((count + kPlaceBlock - 1) / kPlaceBlock);
     if (keys.unique) places.dropped.assign((count + 63) / 64, 0);
     tbb::parallel_for(std::size_t{0}, places.block_ends.size(), [&](std::size_t b) {
-        const std::size_t end = std::min(count, (b + 1) * kPlaceBlock);
         std::uint64_t bytes = 0;
-        for (std::size_t i = b * kPlaceBlock; i < end; ++i) {
+        for (std::size_t i = places.first(b); i < places.last(b); ++i) {
             const std::string_view line = lines.line(i);
             if (keys.unique) {
                 if (i + kFetchAhead < count) lines.prefetch(i + kFetchAhead);
@@ -286,11 +290,10 @@ void gather_lines(const LineSequence& lines, const LinePlaces& places, char term
     const std::vector<std::uint64_t>& ends = places.block_ends;
     const std::size_t first = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
     const std::size_t last = static_cast<std::size_t>(std::lower_bound(ends.begin() + first, ends.end(), to) - ends.begin());
-    const std::size_t count = lines.size();
     tbb::parallel_for(first, std::min(last + 1, ends.size()), [&](std::size_t b) {
         std::uint64_t at = b > 0 ? ends[b - 1] : 0;  // where the line at hand begins in the output
-        const std::size_t end = std::min(count, (b + 1) * kPlaceBlock);
-        for (std::size_t i = b * kPlaceBlock; i < end && at < to; ++i) {
+        const std::size_t end = places.last(b);
+        for (std::size_t i = places.first(b); i < end && at < to; ++i) {
             if (i + kFetchAhead < end) lines.prefetch(i + kFetchAhead);
             if (places.is_dropped(i)) continue;
             const std::string_view line = lines.line(i);
