@@ -202,6 +202,21 @@ TEST_F(TextSort, ChunkLargeEnoughForTheGpu) {
     expect_like_gnu({"-t,", "-k2,2n", "-k1,1r", "in"});
 }
 
+// Chunks of over a million lines in turn share one GPU sorter, set up for the largest chunk so
+// far: with -S 230M, a first chunk of about a million long lines, a second of about 1.5 million
+// short ones (more lines than the first: set up again), and a last of fewer than a million
+// (sorted on the CPU).
+TEST_F(TextSort, ChunksOfChangingSizesShareTheGpu) {
+    std::mt19937_64 random(1212);
+    std::string text = random_text(random, {1000000, '\n', ',', false});
+    std::string padded;
+    for (std::size_t from = 0, to; (to = text.find('\n', from)) != std::string::npos; from = to + 1)
+        padded.append(text, from, to - from).append(",").append(std::string(60, "pq"[random() % 2])).append("\n");
+    write_text(dir / "in", padded + random_text(random, {2000000, '\n', ',', false}));
+    expect_like_gnu({"-S", "230M", "in"});
+    expect_like_gnu({"-S", "230M", "-t,", "-k2,2n", "-k1,1r", "in"});
+}
+
 // Outputs large enough to be written at once (-o): one chunk through a map of the file, its pages
 // faulted in while it is sorted; and many runs merged in parts on all threads, each written at its
 // place.

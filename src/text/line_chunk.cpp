@@ -285,17 +285,19 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The key of an entry as sort_memory() takes it: records of 40 bytes keyed by the prefix's words.
+// The key of an entry as the sorters take it: records of 40 bytes keyed by the prefix's words.
 KeySpec entry_spec() {
     KeySpec spec{sizeof(LineEntry), {}};
     for (std::size_t w = 0; w < kPrefixBytes / 8; ++w) spec.fields.push_back(KeyField{.offset = 8 * w, .length = 8, .type = KeyType::u64});
     return spec;
 }
 
-// Whether sort_memory() would sort on a GPU: the sorter it would choose, asked once.
-bool gpu_usable(const KeySpec& spec) {
-    static const bool usable = make_chunk_sorter(SorterChoice{}, spec)->name() != "cpu";
-    return usable;
+// The entries of lines [first, first + entries.size()) of the chunk, made in parallel.
+void make_entries(const LineChunk& chunk, std::size_t first, std::span<LineEntry> entries, const TextKeys& keys) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i)
+            make_entry(entries[i], chunk.line(first + i), chunk.place(first + i), keys, 0);
+    });
 }
 
 }  // namespace
@@ -303,19 +305,63 @@ bool gpu_usable(const KeySpec& spec) {
 LineSorter::LineSorter(const TextKeys& keys, unsigned threads, std::uint64_t expected_bytes)
     : keys_(&keys), threads_(threads), pool_(make_sort_thread_pool(threads, {})) {
     // A failure here is found again, and reported, where the first large chunk asks.
-    if (expected_bytes >= kGpuWarmUpBytes) gpu_ready_ = std::async(std::launch::async, [] { gpu_usable(entry_spec()); });
+    if (expected_bytes >= kGpuWarmUpBytes) gpu_ready_ = std::async(std::launch::async, [this] { make_gpu_sorter(); });
 }
 
 LineSorter::~LineSorter() = default;
 
-// Large chunks go to sort_memory() on the GPU (stable); the others are sorted here in place, by
-// prefix and place.
-void LineSorter::sort_entries(std::span<LineEntry> entries) {
-    const KeySpec spec = entry_spec();
-    if (entries.size() >= kMinGpuLines && gpu_usable(spec)) {
+void LineSorter::make_gpu_sorter() {
+    gpu_asked_ = true;
+    SorterChoice choice;
+    choice.threads = threads_;
+    std::unique_ptr<ChunkSorter> sorter = make_chunk_sorter(choice, entry_spec());
+    if (const std::optional<DeviceCapacity> device = sorter->device()) {
+        gpu_capacity_ = sorter->capacity(1, ChunkMemory{.device_bytes = device_memory_available(device->free_bytes),
+                                                        .staging_bytes = device->preferred_staging_bytes});
+        gpu_ = std::move(sorter);
+    }
+}
+
+ChunkSorter* LineSorter::gpu_sorter(std::size_t lines) {
+    if (gpu_ready_.valid()) gpu_ready_.get();
+    if (!gpu_asked_) make_gpu_sorter();
+    if (!gpu_ || lines > gpu_capacity_) return nullptr;
+    if (lines > gpu_lines_) {
+        // Pinned staging within what kLineCost counts for the sort: a 16th of it, at most the device's preferred size.
+        const std::uint64_t staging = std::min<std::uint64_t>(gpu_->device()->preferred_staging_bytes, lines * kLineCost / 16);
+        gpu_lines_ = 0;  // a failed set-up is made again by the next chunk
+        gpu_->prepare(1, lines, ChunkMemory{.staging_bytes = staging});
+        gpu_lines_ = lines;
+    }
+    return gpu_.get();
+}
+
+// The entries made into the GPU's staging buffers as it pulls them (so that making them overlaps
+// its copies), sorted there (stable), and written back into `entries`.
+void LineSorter::sort_on_gpu(ChunkSorter& gpu, const LineChunk& chunk, std::span<LineEntry> entries, ChunkSortTimes& times) {
+    const auto start = std::chrono::steady_clock::now();
+    double making = 0;
+    ChunkIo io;
+    io.read = [&](std::uint64_t first, std::span<std::byte> bytes) {
+        const auto made = std::chrono::steady_clock::now();
+        make_entries(chunk, first, std::span(reinterpret_cast<LineEntry*>(bytes.data()), bytes.size() / sizeof(LineEntry)), *keys_);
+        making += seconds_since(made);
+    };
+    io.write = [&](std::uint64_t first, std::span<const std::byte> bytes) {
+        io::copy_parallel(reinterpret_cast<std::byte*>(entries.data() + first), bytes);
+    };
+    gpu.sort_chunk(0, entries.size(), io);
+    times.prefixes += making;
+    times.sort += seconds_since(start) - making;
+}
+
+// Where the device cannot hold the chunk's entries at once: sort_memory() sorts them in parts and
+// merges them. Small chunks, or any without a GPU: IPS4o in place, by prefix and place.
+void LineSorter::sort_entries(std::span<LineEntry> entries, bool on_gpu) {
+    if (on_gpu) {
         MemorySort sort;
         sort.keys = std::as_bytes(entries);
-        sort.records = spec;
+        sort.records = entry_spec();
         sort.keys_output = std::as_writable_bytes(entries);
         MemoryOptions memory;
         memory.threads = threads_;
@@ -323,16 +369,14 @@ void LineSorter::sort_entries(std::span<LineEntry> entries) {
         // entries are sorted as one chunk, never spilled.
         memory.memory_bytes = (std::uint64_t{1} << 20) + entries.size() * (kLineCost - 8) * 2;
         sort_memory(sort, memory);
-        return;
-    }
-    if (pool_)
+    } else if (pool_) {
         ips4o::parallel::sort(entries.begin(), entries.end(), std::less<>(), *pool_);
-    else
+    } else {
         ips4o::sort(entries.begin(), entries.end(), std::less<>());
+    }
 }
 
 std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, ChunkSortTimes* times) {
-    const auto start = std::chrono::steady_clock::now();
     const std::size_t n = chunk.lines();
     if (n > entries_.capacity()) {  // the old entries go first: they are not copied
         entries_.clear();
@@ -340,16 +384,23 @@ std::span<const LineEntry> LineSorter::sort(const LineChunk& chunk, ChunkSortTim
     }
     entries_.resize(n);
     const std::span<LineEntry> entries(entries_);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) make_entry(entries[i], chunk.line(i), chunk.place(i), *keys_, 0);
-    });
-    const auto made = std::chrono::steady_clock::now();
-    sort_entries(entries);
+    ChunkSortTimes chunk_times;
+    ChunkSorter* gpu = n >= kMinGpuLines ? gpu_sorter(n) : nullptr;
+    if (gpu) {
+        sort_on_gpu(*gpu, chunk, entries, chunk_times);
+    } else {
+        const auto start = std::chrono::steady_clock::now();
+        make_entries(chunk, 0, entries, *keys_);
+        chunk_times.prefixes = seconds_since(start);
+        const auto made = std::chrono::steady_clock::now();
+        sort_entries(entries, n >= kMinGpuLines && gpu_);
+        chunk_times.sort = seconds_since(made);
+    }
     const auto sorted = std::chrono::steady_clock::now();
     settle_ties(entries, chunk, *keys_, 0);
     if (times) {
-        times->prefixes += std::chrono::duration<double>(made - start).count();
-        times->sort += std::chrono::duration<double>(sorted - made).count();
+        times->prefixes += chunk_times.prefixes;
+        times->sort += chunk_times.sort;
         times->ties += seconds_since(sorted);
     }
     return entries;

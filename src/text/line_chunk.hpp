@@ -1,7 +1,7 @@
 // The in-memory step of gpusort-sort: the inputs' lines read into chunks that fit the budget
 // (ChunkReader), and a chunk's lines put in order (LineSorter): an entry per line, a window of
-// the line's sort code and where the line lies, sorted (by sort_memory() on the GPU where one is
-// usable, else IPS4o on the CPU; stable), then the few groups of equal windows whose codes go on
+// the line's sort code and where the line lies, sorted (on the GPU where one is usable, else
+// IPS4o on the CPU; stable), then the few groups of equal windows whose codes go on
 // past them settled by their next window or by compare_lines.
 #pragma once
 
@@ -24,6 +24,7 @@
 
 namespace gpusort {
 
+class ChunkSorter;
 class SortThreadPool;
 
 // Lines held in memory: their text, each with its terminator, back to back. A line is named by
@@ -140,10 +141,14 @@ struct ChunkSortTimes {
 };
 
 // Puts chunks' lines in order, one chunk after another, in entries kept from chunk to chunk: an
-// entry per line with the first window of its sort code, sorted by sort_memory() on the GPU where
-// one is usable (chunks of a million lines or more), else in place with IPS4o on the CPU; then each
-// group of equal windows where a code was cut short put in order by the codes' next window (a
-// large group), or by compare_lines.
+// entry per line with the first window of its sort code, sorted on the GPU where one is usable
+// (chunks of a million lines or more), else in place with IPS4o on the CPU; then each group of
+// equal windows where a code was cut short put in order by the codes' next window (a large
+// group), or by compare_lines.
+//
+// The GPU's sorter is made once and kept, its memory set up for the largest chunk so far: each
+// set-up of device memory and pinned buffers takes about 0.1 s. Entries are made straight into
+// its pinned buffers as it copies them to the device.
 class LineSorter {
 public:
     // `expected_bytes`: the input's size where it is known up front (0 where not). From
@@ -158,13 +163,23 @@ public:
     std::span<const LineEntry> sort(const LineChunk& chunk, ChunkSortTimes* times = nullptr);
 
 private:
-    void sort_entries(std::span<LineEntry> entries);
+    // Asks for a GPU once: gpu_ is left null where none is usable.
+    void make_gpu_sorter();
+    // The GPU's sorter ready for a chunk of `lines` lines; null without a GPU, or where the
+    // device cannot hold them at once.
+    ChunkSorter* gpu_sorter(std::size_t lines);
+    void sort_on_gpu(ChunkSorter& gpu, const LineChunk& chunk, std::span<LineEntry> entries, ChunkSortTimes& times);
+    void sort_entries(std::span<LineEntry> entries, bool on_gpu);
 
     const TextKeys* keys_;
     unsigned threads_;
     std::unique_ptr<SortThreadPool> pool_;
     UninitializedVector<LineEntry> entries_;
-    std::future<void> gpu_ready_;  // the warm-up; waited for when the sorter goes
+    bool gpu_asked_ = false;
+    std::unique_ptr<ChunkSorter> gpu_;
+    std::uint64_t gpu_capacity_ = 0;  // the most lines the device holds at once
+    std::uint64_t gpu_lines_ = 0;     // the lines its memory is set up for
+    std::future<void> gpu_ready_;     // the warm-up (makes gpu_); waited for when the sorter goes
 };
 
 }  // namespace gpusort
