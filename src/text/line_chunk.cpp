@@ -102,23 +102,23 @@ void for_each_byte(const char* from, const char* to, char byte, Found&& found) {
 }
 
 // Appends to `ends` the offset just after each terminator in text[begin, end), in order: each
-// block's terminators counted, then their offsets written in place, block by block in parallel.
+// block's offsets found in parallel, then put in place. The text is read once (it is not in the
+// cache any more when a second pass would come to it).
 void find_terminators(const char* text, std::size_t begin, std::size_t end, char terminator, UninitializedVector<std::uint64_t>& ends) {
     const std::size_t blocks = (end - begin + kCutBlock - 1) / kCutBlock;
-    auto block = [&](std::size_t b) {
-        return std::pair(text + begin + b * kCutBlock, text + std::min(end, begin + (b + 1) * kCutBlock));
-    };
-    std::vector<std::size_t> first(blocks + 1, ends.size());
+    std::vector<std::vector<std::uint64_t>> found(blocks);
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-        const auto [from, to] = block(b);
-        first[b + 1] = static_cast<std::size_t>(std::count(from, to, terminator));
+        const char* from = text + begin + b * kCutBlock;
+        const char* to = text + std::min(end, begin + (b + 1) * kCutBlock);
+        std::vector<std::uint64_t>& offsets = found[b];
+        for_each_byte(from, to, terminator, [&](const char* hit) { offsets.push_back(static_cast<std::uint64_t>(hit + 1 - text)); });
     });
-    for (std::size_t b = 0; b < blocks; ++b) first[b + 1] += first[b];
+    std::vector<std::size_t> first(blocks + 1, ends.size());
+    for (std::size_t b = 0; b < blocks; ++b) first[b + 1] = first[b] + found[b].size();
     ends.resize(first.back());
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-        const auto [from, to] = block(b);
-        std::uint64_t* out = ends.data() + first[b];
-        for_each_byte(from, to, terminator, [&](const char* hit) { *out++ = static_cast<std::uint64_t>(hit + 1 - text); });
+        std::copy(found[b].begin(), found[b].end(), ends.data() + first[b]);
+        std::vector<std::uint64_t>().swap(found[b]);
     });
 }
 
