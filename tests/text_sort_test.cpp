@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <unistd.h>
 #include <set>
 #include <string>
 #include <sys/wait.h>
@@ -215,6 +216,34 @@ TEST_F(TextSort, ChunksOfChangingSizesShareTheGpu) {
     write_text(dir / "in", padded + random_text(random, {2000000, '\n', ',', false}));
     expect_like_gnu({"-S", "230M", "in"});
     expect_like_gnu({"-S", "230M", "-t,", "-k2,2n", "-k1,1r", "in"});
+}
+
+// A single input in the page cache is mapped rather than read: its last line given a terminator
+// after the file's bytes (on a page of its own where the file ends on a page's end), and the map
+// read from as the input where its lines do not fit one chunk (-S 1M); stdin that is a regular
+// file, from where an earlier reader of it left off.
+TEST_F(TextSort, InputsMappedFromThePageCache) {
+    std::mt19937_64 random(1214);
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    for (const std::size_t size : {page, 3 * page, 3 * page + 5, std::size_t{300000}}) {
+        std::string text = random_text(random, {size / 8, '\n', ',', false});
+        text.resize(size, 'x');
+        for (const char last : {'\n', 'y'}) {
+            text.back() = last;
+            write_text(dir / "in", text);
+            expect_like_gnu({"in"});
+            expect_like_gnu({"-S", "1M", "-k2n", "in"});
+        }
+    }
+    write_text(dir / "in", random_text(random, {5000}));
+    auto after_head = [&](const std::string& program) {
+        return testing::run_in(dir.path(), "{ head -c 1000 > /dev/null; LC_ALL=C " + program + " -r; } < in");
+    };
+    const Outcome expected = after_head(gnu_sort());
+    const Outcome got = after_head(GPUSORT_SORT_BIN);
+    EXPECT_EQ(got.status, 0) << got.err;
+    EXPECT_TRUE(got.out == expected.out) << "after head: the outputs differ";
+    EXPECT_GT(expected.out.size(), 0u);
 }
 
 // Outputs large enough to be written at once (-o): one chunk through a map of the file, its pages

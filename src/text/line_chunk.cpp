@@ -22,6 +22,7 @@
 #include <cstring>
 #include <new>
 #include <span>
+#include <utility>
 
 namespace gpusort {
 
@@ -60,6 +61,7 @@ std::size_t LineChunk::long_line_length(std::uint64_t begin) const {
 }
 
 bool ChunkReader::fill() {
+    if (!std::exchange(filled_, true) && fill_mapped()) return true;
     const std::size_t given = chunk_.ends_.empty() ? 0 : chunk_.ends_.back();
     std::memmove(chunk_.text(), chunk_.text() + given, chunk_.size_ - given);
     chunk_.size_ -= given;
@@ -150,6 +152,31 @@ std::size_t ChunkReader::take_lines(std::size_t held) {
     ends.resize(held + fit);
     line_number_ += fit;
     return fit;
+}
+
+bool ChunkReader::fill_mapped() {
+    std::unique_ptr<MappedInput> mapped = inputs_.size() == 1 ? inputs_.front()->map_rest() : nullptr;
+    if (!mapped) return false;
+    chunk_.mapped_ = std::move(mapped);
+    std::uint64_t size = chunk_.mapped_->size();
+    if (size > 0 && chunk_.text()[size - 1] != terminator_) chunk_.text()[size++] = terminator_;  // the byte after the file's
+    chunk_.size_ = static_cast<std::size_t>(size);
+    find_terminators(chunk_.text(), 0, chunk_.size_, terminator_, chunk_.ends_);
+    const std::size_t found = chunk_.ends_.size();
+    if (take_lines(0) == found) {
+        scanned_ = chunk_.size_;
+        input_ = inputs_.size();
+        return true;
+    }
+    // Too large for one chunk: read from the map as from the file, from its start.
+    const std::string name = inputs_.front()->name();
+    chunk_.ends_.clear();
+    chunk_.size_ = 0;
+    line_number_ = 0;
+    longest_ = 0;
+    mapped_source_ = std::make_unique<MappedSource>(std::move(chunk_.mapped_), name);
+    inputs_.front() = mapped_source_.get();
+    return false;
 }
 
 bool ChunkReader::cut_lines() {

@@ -65,18 +65,21 @@ public:
 private:
     friend class ChunkReader;
     static constexpr std::uint64_t kLongLine = (std::uint64_t{1} << kLengthBits) - 1;
-    char* text() const { return reinterpret_cast<char*>(text_.data()); }
+    char* text() const { return mapped_ ? mapped_->data() : reinterpret_cast<char*>(text_.data()); }
     // The length of the line that starts at `begin`, found among the ends.
     std::size_t long_line_length(std::uint64_t begin) const;
 
     io::HostBuffer text_;               // its size is the chunk's capacity
+    std::unique_ptr<MappedInput> mapped_;  // in place of text_: the only input, mapped whole
     std::size_t size_ = 0;              // bytes held: the lines, then the start of the next ones
     UninitializedVector<std::uint64_t> ends_;  // the offset just after each line's terminator
 };
 
 // Cuts the inputs, in turn, into chunks of whole lines whose text and kLineCost per line fit the
 // budget's chunk_bytes(). A last line without its terminator is given one, at the end of each input.
-// Large reads are cut into lines in parallel, by blocks.
+// Large reads are cut into lines in parallel, by blocks. A single input that is a regular file in
+// the page cache is mapped (MappedInput) rather than read: where all of its lines fit one chunk,
+// the map is the chunk's text, else the map is read from as the input.
 class ChunkReader {
 public:
     ChunkReader(std::vector<ByteSource*> inputs, const TextBudget& budget, char terminator);
@@ -89,6 +92,9 @@ public:
     std::size_t longest_line() const { return longest_; }
 
 private:
+    // The first fill, from the only input mapped; false where it cannot be mapped, or does not fit
+    // one chunk (the chunk is then left empty, and the map read from as the input).
+    bool fill_mapped();
     // Cuts the bytes read into lines; false when the chunk is full.
     bool cut_lines();
     // Reads more of the current input (moving on at its end); false when the chunk is full.
@@ -99,6 +105,8 @@ private:
     std::size_t take_lines(std::size_t held);
 
     std::vector<ByteSource*> inputs_;
+    std::unique_ptr<MappedSource> mapped_source_;  // the only input, mapped but read as a source
+    bool filled_ = false;            // fill() has been called
     std::size_t input_ = 0;          // the input being read
     bool input_ended_ = false;       // ... has been read to its end
     std::uint64_t line_number_ = 0;  // lines of that input cut so far

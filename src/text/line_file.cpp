@@ -92,6 +92,15 @@ public:
     }
     const std::string& name() const override { return source_->name(); }
     std::optional<std::uint64_t> known_size() const override { return size_; }
+    // A map's bytes count as read when it is made.
+    std::unique_ptr<MappedInput> map_rest() override {
+        std::unique_ptr<MappedInput> mapped = source_->map_rest();
+        if (mapped) {
+            bytes_ += mapped->size();
+            if (progress_) progress_->add(mapped->size());
+        }
+        return mapped;
+    }
     std::uint64_t bytes() const { return bytes_; }
 
 private:

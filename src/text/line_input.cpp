@@ -3,6 +3,8 @@
 #include "src/text/line_input.hpp"
 
 #include "gpusort/errors.hpp"
+#include "io/file_mapping.hpp"
+#include "io/host_buffer.hpp"
 #include "io/stream_reader.hpp"
 
 #include <tbb/parallel_for.h>
@@ -11,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -60,7 +63,51 @@ std::size_t read_parallel_at(int fd, std::uint64_t offset, std::span<char> buffe
     return placed;
 }
 
+// A file is mapped rather than read where this share of its bytes, or more, is in the page cache:
+// faulting a cold file in through a map is slower than reading it (io/file_mapping.hpp).
+constexpr double kMappedShare = 0.9;
+// The size of a huge page of x86-64 and arm64 (with 4 KiB pages), which maps a large folio whole.
+constexpr std::uint64_t kHugePage = std::uint64_t{2} << 20;
+
 }  // namespace
+
+MappedInput::MappedInput(int fd, std::uint64_t offset, std::uint64_t size, const std::string& name) : size_(size) {
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t lead = offset % page;  // a map starts at a page
+    const std::uint64_t start = offset - lead;
+    length_ = static_cast<std::size_t>((lead + size + 1 + page - 1) / page * page);
+    // Private pages for all of it first, so that the byte after the file's lies on a page of its
+    // own where the file ends on a page's end; placed where a huge page of the map holds the same
+    // bytes as one of the file (the file's large folios can then be mapped whole: far fewer misses
+    // of the TLB where lines are gathered from all over it). The file is then mapped over them.
+    const std::size_t slack = static_cast<std::size_t>(kHugePage);
+    void* reserved = ::mmap(nullptr, length_ + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (reserved == MAP_FAILED) fail("cannot map", name, errno);
+    const auto base = reinterpret_cast<std::uintptr_t>(reserved);
+    const std::uintptr_t aligned = base + (start % kHugePage + kHugePage - base % kHugePage) % kHugePage;
+    if (aligned > base) ::munmap(reserved, aligned - base);
+    if (aligned + length_ < base + length_ + slack) ::munmap(reinterpret_cast<void*>(aligned + length_), base + slack - aligned);
+    region_ = reinterpret_cast<void*>(aligned);
+    if (size > 0) {
+        if (::mmap(region_, static_cast<std::size_t>(lead + size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+                   static_cast<off_t>(start)) == MAP_FAILED) {
+            const int err = errno;
+            ::munmap(region_, length_);
+            fail("cannot map", name, err);
+        }
+        ::madvise(region_, static_cast<std::size_t>(lead + size), MADV_HUGEPAGE);  // advice only
+    }
+    data_ = static_cast<char*>(region_) + lead;
+}
+
+MappedInput::~MappedInput() { ::munmap(region_, length_); }
+
+std::size_t MappedSource::read(std::span<char> buffer) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), input_->size() - pos_));
+    io::copy_parallel(reinterpret_cast<std::byte*>(buffer.data()), std::as_bytes(std::span<const char>(input_->data() + pos_, n)));
+    pos_ += n;
+    return n;
+}
 
 InputFile::InputFile(std::string operand, std::string open_error) : name_(std::move(operand)), open_error_(std::move(open_error)) {
     struct stat st {};
@@ -88,12 +135,32 @@ void InputFile::close() {
     fd_ = -1;
 }
 
+void InputFile::open() {
+    if (fd_ >= 0) return;
+    fd_ = ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(open_error_, name_, errno);
+}
+
+std::unique_ptr<MappedInput> InputFile::map_rest() {
+    if (!known_size_ || ended_) return nullptr;
+    open();
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) <= offset_) return nullptr;
+    const std::uint64_t size = static_cast<std::uint64_t>(st.st_size) - offset_;
+    const io::File file(::dup(fd_), name_);  // asked through a descriptor of its own
+    const std::optional<std::uint64_t> cached = file.fd() >= 0 ? io::resident_bytes(file, offset_ + size) : std::nullopt;
+    if (!cached || static_cast<double>(*cached) < kMappedShare * static_cast<double>(offset_ + size)) return nullptr;
+    auto mapped = std::make_unique<MappedInput>(fd_, offset_, size, name_);
+    offset_ += size;  // read to its end, as by read()
+    if (fd_ == STDIN_FILENO) ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET);
+    ended_ = true;
+    close();
+    return mapped;
+}
+
 std::size_t InputFile::read(std::span<char> buffer) {
     if (ended_) return 0;
-    if (fd_ < 0) {
-        fd_ = ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0) fail(open_error_, name_, errno);
-    }
+    open();
     if (known_size_) {  // a regular file
         const std::size_t n = buffer.size() >= kParallelRead ? read_parallel_at(fd_, offset_, buffer, name_)
                                                              : read_at(fd_, offset_, buffer, name_);
