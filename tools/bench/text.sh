@@ -11,7 +11,8 @@
 # SIZE=0 leaves the four cases out. Each output is fresh (deleted,
 # then `sync`). Prints each run's seconds into OUT/times.txt, the stats into OUT, the medians last.
 # Only the cases in $CASES run (default: all four); GNU sort only on those also in $GNU_CASES
-# (default: all four).
+# (default: all four). With $BEFORE (another build folder), that build's gpusort-file runs in turns
+# with this one (CASE-before), for an A/B of two builds; its output is compared too.
 #   tools/bench/text.sh BIN WORK OUT [SIZE=10G] [ROUNDS=3] [THREADS=16] [SPILL=]
 # BIN: the build folder (src/gpusort-file, tools/gpusort-gen).
 set -euo pipefail
@@ -47,13 +48,17 @@ for round in $(seq 1 "$([ "$size" = 0 ] && echo 0 || echo "$rounds")"); do
             run "$c-gnu" "$round" env LC_ALL=C sort --parallel="$threads" -S 50% $(gnu_keys "$c") "$input" -o "$work/out.gnu"
             mv "$work/out.gnu" "$work/expected"
         fi
-        # shellcheck disable=SC2046
-        run "$c-gpusort" "$round" "$file" --lines $(gpusort_keys "$c") "$input" "$work/out.gpusort" \
-            --stats "$out/stats-$c-$round.json"
-        if [ -n "$gnu" ]; then
-            cmp "$work/expected" "$work/out.gpusort" || { echo "$c: gpusort's output differs from GNU sort's"; exit 1; }
-            rm -f "$work/expected"
-        fi
+        for build in ${BEFORE:+before} gpusort; do
+            binary=$([ "$build" = before ] && echo "$BEFORE/src/gpusort-file" || echo "$file")
+            # shellcheck disable=SC2046
+            run "$c-$build" "$round" "$binary" --lines $(gpusort_keys "$c") "$input" "$work/out.gpusort" \
+                --stats "$out/stats-$c-$build-$round.json"
+            if [ "$round" = 1 ]; then  # compared with GNU sort's output, or else with the first build's
+                [ -f "$work/expected" ] || { mv "$work/out.gpusort" "$work/expected"; continue; }
+                cmp "$work/expected" "$work/out.gpusort" || { echo "$c: $build's output differs"; exit 1; }
+            fi
+        done
+        rm -f "$work/expected"
         run "$c-cp" "$round" cp "$input" "$work/out.copy"
     done
 done
