@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <span>
@@ -144,6 +145,34 @@ int open_after_before(const std::string& path, int flags) {
         return -1;
     }
     return fd;
+}
+
+// A map holds the file's bytes from any offset, and one byte more after them that may be written
+// (on a page of its own where the file ends on a page's end) without changing the file; a
+// descriptor that cannot be mapped gives none.
+TEST(MappedInput, BytesOfTheFileAndOneMoreThatMayBeWritten) {
+    ScratchDir dir;
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::mt19937_64 random(77);
+    for (const std::size_t size : {std::size_t{1}, page, 3 * page + 5}) {
+        std::string text(size, ' ');
+        for (char& c : text) c = static_cast<char>('a' + random() % 26);
+        std::ofstream(dir / "in", std::ios::binary) << text;
+        const int fd = ::open((dir / "in").c_str(), O_RDONLY);
+        ASSERT_GE(fd, 0);
+        for (const std::size_t offset : {std::size_t{0}, std::min<std::size_t>(7, size - 1)}) {
+            const std::unique_ptr<MappedInput> mapped = MappedInput::map(fd, offset, size - offset);
+            ASSERT_TRUE(mapped);
+            EXPECT_EQ(mapped->size(), size - offset);
+            EXPECT_EQ(std::string_view(mapped->data(), size - offset), std::string_view(text).substr(offset)) << size << " " << offset;
+            mapped->data()[size - offset] = '\n';
+            mapped->data()[0] = '#';
+        }
+        ::close(fd);
+        std::ifstream in(dir / "in", std::ios::binary);
+        EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), text) << "the file was changed";
+    }
+    EXPECT_FALSE(MappedInput::map(-1, 0, page));
 }
 
 TEST(LineOutput, WriteManyGivesTheBytesWhateverTheDescriptor) {

@@ -71,33 +71,34 @@ constexpr std::uint64_t kHugePage = std::uint64_t{2} << 20;
 
 }  // namespace
 
-MappedInput::MappedInput(int fd, std::uint64_t offset, std::uint64_t size, const std::string& name) : size_(size) {
+std::unique_ptr<MappedInput> MappedInput::map(int fd, std::uint64_t offset, std::uint64_t size) {
     const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     const std::uint64_t lead = offset % page;  // a map starts at a page
     const std::uint64_t start = offset - lead;
-    length_ = static_cast<std::size_t>((lead + size + 1 + page - 1) / page * page);
+    const auto length = static_cast<std::size_t>((lead + size + 1 + page - 1) / page * page);
     // Private pages for all of it first, so that the byte after the file's lies on a page of its
     // own where the file ends on a page's end; placed where a huge page of the map holds the same
     // bytes as one of the file (the file's large folios can then be mapped whole: far fewer misses
     // of the TLB where lines are gathered from all over it). The file is then mapped over them.
-    const std::size_t slack = static_cast<std::size_t>(kHugePage);
-    void* reserved = ::mmap(nullptr, length_ + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (reserved == MAP_FAILED) fail("cannot map", name, errno);
+    const auto slack = static_cast<std::size_t>(kHugePage);
+    void* reserved = ::mmap(nullptr, length + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (reserved == MAP_FAILED) return nullptr;
     const auto base = reinterpret_cast<std::uintptr_t>(reserved);
     const std::uintptr_t aligned = base + (start % kHugePage + kHugePage - base % kHugePage) % kHugePage;
     if (aligned > base) ::munmap(reserved, aligned - base);
-    if (aligned + length_ < base + length_ + slack) ::munmap(reinterpret_cast<void*>(aligned + length_), base + slack - aligned);
-    region_ = reinterpret_cast<void*>(aligned);
+    ::munmap(reinterpret_cast<void*>(aligned + length), base + slack - aligned);
+    std::unique_ptr<MappedInput> mapped(new MappedInput());
+    mapped->region_ = reinterpret_cast<void*>(aligned);
+    mapped->length_ = length;
+    mapped->size_ = size;
+    mapped->data_ = static_cast<char*>(mapped->region_) + lead;
     if (size > 0) {
-        if (::mmap(region_, static_cast<std::size_t>(lead + size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
-                   static_cast<off_t>(start)) == MAP_FAILED) {
-            const int err = errno;
-            ::munmap(region_, length_);
-            fail("cannot map", name, err);
-        }
-        ::madvise(region_, static_cast<std::size_t>(lead + size), MADV_HUGEPAGE);  // advice only
+        if (::mmap(mapped->region_, static_cast<std::size_t>(lead + size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+                   static_cast<off_t>(start)) == MAP_FAILED)
+            return nullptr;  // the reserved pages go with `mapped`
+        ::madvise(mapped->region_, static_cast<std::size_t>(lead + size), MADV_HUGEPAGE);  // advice only
     }
-    data_ = static_cast<char*>(region_) + lead;
+    return mapped;
 }
 
 MappedInput::~MappedInput() { ::munmap(region_, length_); }
@@ -150,7 +151,8 @@ std::unique_ptr<MappedInput> InputFile::map_rest() {
     const io::File file(::dup(fd_), name_);  // asked through a descriptor of its own
     const std::optional<std::uint64_t> cached = file.fd() >= 0 ? io::resident_bytes(file, offset_ + size) : std::nullopt;
     if (!cached || static_cast<double>(*cached) < kMappedShare * static_cast<double>(offset_ + size)) return nullptr;
-    auto mapped = std::make_unique<MappedInput>(fd_, offset_, size, name_);
+    std::unique_ptr<MappedInput> mapped = MappedInput::map(fd_, offset_, size);
+    if (!mapped) return nullptr;
     offset_ += size;  // read to its end, as by read()
     if (fd_ == STDIN_FILENO) ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET);
     ended_ = true;

@@ -27,7 +27,9 @@ namespace gpusort {
 // under the map raise SIGBUS when touched, as with any map of a file.
 class MappedInput {
 public:
-    MappedInput(int fd, std::uint64_t offset, std::uint64_t size, const std::string& name);  // throws IoError
+    // Bytes [offset, offset + size) of the regular file open as `fd`; null where they cannot be
+    // mapped (the address space is limited, say): the file is then read instead.
+    static std::unique_ptr<MappedInput> map(int fd, std::uint64_t offset, std::uint64_t size);
     ~MappedInput();
     MappedInput(const MappedInput&) = delete;
     MappedInput& operator=(const MappedInput&) = delete;
@@ -36,6 +38,8 @@ public:
     std::uint64_t size() const { return size_; }
 
 private:
+    MappedInput() = default;
+
     void* region_ = nullptr;
     std::size_t length_ = 0;
     char* data_ = nullptr;
