@@ -384,8 +384,8 @@ void LineSorter::sort_on_gpu(ChunkSorter& gpu, const LineChunk& chunk, std::span
 
 // Where the device cannot hold the chunk's entries at once: sort_memory() sorts them in parts and
 // merges them. Small chunks, or any without a GPU: IPS4o in place, by prefix and place.
-void LineSorter::sort_entries(std::span<LineEntry> entries, bool on_gpu) {
-    if (on_gpu) {
+void LineSorter::sort_entries(std::span<LineEntry> entries, bool in_parts_on_gpu) {
+    if (in_parts_on_gpu) {
         MemorySort sort;
         sort.keys = std::as_bytes(entries);
         sort.records = entry_spec();

@@ -177,7 +177,7 @@ private:
     // device cannot hold them at once.
     ChunkSorter* gpu_sorter(std::size_t lines);
     void sort_on_gpu(ChunkSorter& gpu, const LineChunk& chunk, std::span<LineEntry> entries, ChunkSortTimes& times);
-    void sort_entries(std::span<LineEntry> entries, bool on_gpu);
+    void sort_entries(std::span<LineEntry> entries, bool in_parts_on_gpu);
 
     const TextKeys* keys_;
     unsigned threads_;
