@@ -17,8 +17,9 @@ inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 // where the line lies, an entry is 40 bytes.
 inline constexpr std::size_t kPrefixBytes = 32;
 // Memory a line of a chunk takes besides its text: its end offset (8 bytes), its entry (40) and
-// what sort_memory() takes per entry on either backend (the entry copied, a tag, a share of the
-// gather buffer: at most 88).
+// room for the sort's own (at most 88): what sort_memory() takes per entry where the GPU sorts a
+// chunk in parts (the entry copied, a tag, a share of the gather buffer); the GPU's pinned staging
+// buffers take a 16th of it (LineSorter); IPS4o sorts in place.
 inline constexpr std::size_t kLineCost = 8 + 40 + 88;
 // Bounds of each merge source's read buffer, and of the fan-in.
 inline constexpr std::size_t kMinReadBuffer = std::size_t{64} << 10;
