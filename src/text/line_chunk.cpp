@@ -155,23 +155,30 @@ std::size_t ChunkReader::take_lines(std::size_t held) {
 }
 
 bool ChunkReader::fill_mapped() {
-    std::unique_ptr<MappedInput> mapped = inputs_.size() == 1 ? inputs_.front()->map_rest() : nullptr;
+    const std::optional<std::uint64_t> known = inputs_.size() == 1 ? inputs_.front()->known_size() : std::nullopt;
+    if (!known || *known >= chunk_bytes_) return false;  // its text alone would not fit one chunk
+    std::unique_ptr<MappedInput> mapped = inputs_.front()->map_rest();
     if (!mapped) return false;
+    const std::uint64_t size = mapped->size();
     chunk_.mapped_ = std::move(mapped);
-    std::uint64_t size = chunk_.mapped_->size();
-    if (size > 0 && chunk_.text()[size - 1] != terminator_) chunk_.text()[size++] = terminator_;  // the byte after the file's
-    chunk_.size_ = static_cast<std::size_t>(size);
-    find_terminators(chunk_.text(), 0, chunk_.size_, terminator_, chunk_.ends_);
-    const std::size_t found = chunk_.ends_.size();
-    if (take_lines(0) == found) {
-        scanned_ = chunk_.size_;
-        input_ = inputs_.size();
-        return true;
+    // Cut a read's worth at a time, as read bytes are, so that the lines held never pass the
+    // chunk's budget; a last line is given its terminator in the byte after the file's.
+    bool fits = true;
+    while (fits && chunk_.size_ < size) {
+        chunk_.size_ = static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_.size_ + read_bytes_));
+        if (chunk_.size_ == size) {
+            input_ended_ = true;
+            if (chunk_.text()[size - 1] != terminator_) chunk_.text()[chunk_.size_++] = terminator_;
+        }
+        fits = cut_lines();  // at the end, moves on past the input
     }
-    // Too large for one chunk: read from the map as from the file, from its start.
+    if (fits) return true;
+    // Its lines do not fit one chunk: read from the map as from the file, from its start.
     const std::string name = inputs_.front()->name();
     chunk_.ends_.clear();
     chunk_.size_ = 0;
+    scanned_ = 0;
+    input_ended_ = false;
     line_number_ = 0;
     longest_ = 0;
     mapped_source_ = std::make_unique<MappedSource>(std::move(chunk_.mapped_), name);
