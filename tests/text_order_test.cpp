@@ -186,6 +186,29 @@ TEST_F(TextOrderGnu, NumbersInFields) {
     expect_like_gnu(dir, {"-n", "-r", "-k", "2r"}, lines);
 }
 
+// Numbers within lines of 16 bytes and more, where digits are looked at 16 bytes at a time: runs
+// of digits and of zeros across those 16 bytes, keys that end within a number, numbers near the
+// line's end and far from it.
+TEST_F(TextOrderGnu, NumbersInLongLines) {
+    std::vector<std::string> numbers = kNumbers;
+    for (const char* extra : {"0000000000000000000012.5000000000000000000", "100000000000000000.000000000000000001",
+                              "-000000000000000.000000000000000", "12345678901234.5", "123456789012345.60",
+                              "0.000000000000001", "1.00000000000000100", "-0000000000000012"})
+        numbers.push_back(extra);
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < numbers.size(); ++i) {
+        for (const char* tail : {"", ",z", ",abcdefghijklmnopqrstuvwxyz0123456789"})
+            lines.push_back("line " + std::to_string(i) + "," + numbers[i] + tail);
+        lines.push_back(std::string(40, 'p') + "," + numbers[i]);
+    }
+    expect_like_gnu(dir, {"-t", ",", "-k", "2,2n"}, lines);
+    expect_like_gnu(dir, {"-t", ",", "-k", "2n"}, lines);
+    expect_like_gnu(dir, {"-t", ",", "-k", "2,2nr"}, lines, 32);
+    expect_like_gnu(dir, {"-t", ",", "-k", "2.3,2.9n"}, lines);
+    expect_like_gnu(dir, {"-t", ",", "-k", "2,2n", "-u"}, lines);
+    expect_like_gnu(dir, {"-t", ",", "-k", "2.2n", "-s"}, lines);
+}
+
 TEST_F(TextOrderGnu, FieldsWithoutSeparator) {
     const std::vector<std::string> lines = {"  a b", "a  b", " a\tc", "a b c", "b", "", "   ", "a", "\ta  b",
                                             "ab cd ef", " ab  cd", "ab\t\tcd"};

@@ -34,22 +34,27 @@ std::size_t advance(std::string_view line, std::size_t pos, std::size_t count) {
     return pos + std::min(count, line.size() - pos);
 }
 
-// Bit i set where byte i of line[at, at + 16) is the separator, or a blank without one (bytes past
+// Bit i set where byte i of line[at, at + 64) is the separator, or a blank without one (bytes past
 // the line's end never): 16 bytes compared at once where SSE2 is, so that a field costs no loop of
 // its own. The last bytes of a line of 16 bytes or more are compared as the line's last 16.
-std::uint32_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator) {
+std::uint64_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator) {
+    const std::size_t n = std::min<std::size_t>(64, line.size() - at);
+    std::uint64_t mask = 0;
 #if defined(__SSE2__)
     if (line.size() >= 16) {
-        const std::size_t from = std::min(at, line.size() - 16);
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
-        const auto is = [&](char c) { return _mm_cmpeq_epi8(bytes, _mm_set1_epi8(c)); };
-        const __m128i hits = separator ? is(*separator) : _mm_or_si128(_mm_or_si128(is(' '), is('\t')), is('\n'));
-        return static_cast<std::uint32_t>(_mm_movemask_epi8(hits)) >> (at - from);
+        const __m128i separators = _mm_set1_epi8(separator.value_or(' '));
+        for (std::size_t piece = 0; piece < n; piece += 16) {
+            const std::size_t from = std::min(at + piece, line.size() - 16);
+            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
+            __m128i hits = _mm_cmpeq_epi8(bytes, separators);
+            if (!separator) hits = _mm_or_si128(hits, _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))));
+            mask |= (std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(hits))} >> (at + piece - from)) << piece;
+        }
+        return mask;
     }
 #endif
-    std::uint32_t mask = 0;
-    for (std::size_t i = 0; i < std::min<std::size_t>(16, line.size() - at); ++i)
-        if (separator ? line[at + i] == *separator : is_blank(line[at + i])) mask |= std::uint32_t{1} << i;
+    for (std::size_t i = 0; i < n; ++i)
+        if (separator ? line[at + i] == *separator : is_blank(line[at + i])) mask |= std::uint64_t{1} << i;
     return mask;
 }
 
@@ -86,13 +91,14 @@ public:
 private:
     static constexpr std::size_t kKept = 16;  // the ends of the first fields are kept
 
-    // The field ends in the next 16 bytes into ends_; false at the line's end.
+    // The field ends in the next 64 bytes into ends_; false at the line's end.
     bool next_block() {
         if (next_ >= line_.size()) return false;
-        const std::size_t n = std::min<std::size_t>(16, line_.size() - next_);
+        const std::size_t n = std::min<std::size_t>(64, line_.size() - next_);
         ends_ = separator_mask(line_, next_, separator_);
         if (!separator_) {
-            const std::uint32_t non_blanks = ~ends_ & ((std::uint32_t{1} << n) - 1);
+            const std::uint64_t in_block = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+            const std::uint64_t non_blanks = ~ends_ & in_block;
             ends_ &= non_blanks << 1 | non_blank_before_;
             non_blank_before_ = non_blanks >> (n - 1);
         }
@@ -105,8 +111,8 @@ private:
     std::optional<char> separator_;
     std::size_t next_ = 0;               // bytes before it searched
     std::size_t block_ = 0;              // where the block of ends_ begins
-    std::uint32_t ends_ = 0;             // the block's field ends not yet counted
-    std::uint32_t non_blank_before_ = 0; // without -t: 1 where the byte before next_ is a non-blank
+    std::uint64_t ends_ = 0;             // the block's field ends not yet counted
+    std::uint64_t non_blank_before_ = 0; // without -t: 1 where the byte before next_ is a non-blank
     std::size_t found_ = 0;              // field ends counted
     std::size_t last_ = 0;               // the last of them
     std::array<std::size_t, kKept> kept_;
@@ -145,21 +151,60 @@ struct Decimal {
     std::string_view fraction;
 };
 
-std::string_view take_digits(std::string_view text, std::size_t& pos) {
-    const std::size_t start = pos;
-    while (pos < text.size() && is_digit(text[pos])) ++pos;
-    return text.substr(start, pos - start);
+// The run of digits at line[pos, end): where it ends, where its first digit other than '0' is
+// (its end if none) and where its last one ends (pos if none).
+struct DigitRun {
+    std::size_t end;
+    std::size_t first_significant;
+    std::size_t significant_end;
+};
+
+DigitRun digit_run(std::string_view line, std::size_t pos, std::size_t end) {
+#if defined(__SSE2__)
+    // Runs shorter than 16 digits of a line of 16 bytes or more: from one 16-byte compare, with
+    // no branch on the digits (the line's bytes, so that a short key gains too).
+    if (line.size() >= 16) {
+        const std::size_t from = std::min(pos, line.size() - 16);
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
+        const __m128i values = _mm_sub_epi8(bytes, _mm_set1_epi8('0'));
+        const __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(values, _mm_set1_epi8(9)), values);
+        const __m128i is_zero = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('0'));
+        const std::uint32_t digits = static_cast<std::uint32_t>(_mm_movemask_epi8(is_digit)) >> (pos - from);
+        const std::uint32_t zeros = static_cast<std::uint32_t>(_mm_movemask_epi8(is_zero)) >> (pos - from);
+        const auto run = static_cast<std::size_t>(std::countr_one(digits));
+        if (run < 16 - (pos - from) || pos + run >= end) {
+            const std::size_t length = std::min(run, end - pos);
+            const std::uint32_t significant = digits & ~zeros & ((std::uint32_t{1} << length) - 1);
+            return {pos + length, pos + (significant ? std::countr_zero(significant) : length),
+                    pos + (significant ? 32 - std::countl_zero(significant) : 0)};
+        }
+    }
+#endif
+    DigitRun run{pos, end, pos};
+    for (; run.end < end && is_digit(line[run.end]); ++run.end) {
+        if (line[run.end] == '0') continue;
+        run.first_significant = std::min(run.first_significant, run.end);
+        run.significant_end = run.end + 1;
+    }
+    run.first_significant = std::min(run.first_significant, run.end);
+    return run;
 }
 
-Decimal parse_decimal(std::string_view key) {
-    std::size_t pos = skip_blanks(key, 0);
-    const bool negative = pos < key.size() && key[pos] == '-';
-    if (negative) ++pos;
+// The number at the front of `key`, a part of `line`.
+Decimal parse_decimal(std::string_view line, std::string_view key) {
+    const auto begin = static_cast<std::size_t>(key.data() - line.data());
+    const std::size_t end = begin + key.size();
+    std::size_t pos = begin;
+    while (pos < end && is_blank(line[pos])) ++pos;
+    const bool negative = pos < end && line[pos] == '-';
+    pos += negative;
     Decimal number;
-    number.integer = take_digits(key, pos);
-    if (pos < key.size() && key[pos] == '.') number.fraction = take_digits(key, ++pos);
-    while (!number.integer.empty() && number.integer.front() == '0') number.integer.remove_prefix(1);
-    while (!number.fraction.empty() && number.fraction.back() == '0') number.fraction.remove_suffix(1);
+    const DigitRun integer = digit_run(line, pos, end);
+    number.integer = line.substr(integer.first_significant, integer.end - integer.first_significant);
+    if (integer.end < end && line[integer.end] == '.') {
+        const DigitRun fraction = digit_run(line, integer.end + 1, end);
+        number.fraction = line.substr(integer.end + 1, fraction.significant_end - (integer.end + 1));
+    }
     if (!number.integer.empty() || !number.fraction.empty()) number.sign = negative ? -1 : 1;
     return number;
 }
@@ -190,7 +235,7 @@ int compare_folded(std::string_view a, std::string_view b) {
 int compare_key(LineFields& a, LineFields& b, const TextKey& key) {
     const std::string_view x = key_text(a, key);
     const std::string_view y = key_text(b, key);
-    if (key.modifiers.numeric) return compare_numbers(parse_decimal(x), parse_decimal(y));
+    if (key.modifiers.numeric) return compare_numbers(parse_decimal(a.line(), x), parse_decimal(b.line(), y));
     if (key.modifiers.fold) return compare_folded(x, y);
     return sign_of(x.compare(y));
 }
@@ -227,9 +272,13 @@ struct CodeWriter {
         const std::size_t skipped = std::min(skip, text.size());
         const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
         skip -= skipped;
-        std::memcpy(pos, text.data() + skipped, n);
-        if (mask != 0)
-            for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
+        if (n > 16) {
+            std::memcpy(pos, text.data() + skipped, n);
+            if (mask != 0)
+                for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
+        } else {  // a short run (a number's digits): one loop, no call
+            for (std::size_t i = 0; i < n; ++i) pos[i] = std::byte{static_cast<unsigned char>(text[skipped + i] ^ mask)};
+        }
         pos += n;
         if (skipped + n < text.size()) cut = true;
     }
@@ -273,7 +322,7 @@ void encode_key(LineFields& fields, const TextKey& key, CodeWriter& out) {
     const std::string_view text = key_text(fields, key);
     out.mask = key.modifiers.reverse ? 0xff : 0;
     if (key.modifiers.numeric) {
-        encode_number(parse_decimal(text), out);
+        encode_number(parse_decimal(fields.line(), text), out);
     } else {
         encode_bytes(text, key.modifiers.fold, out);
     }
