@@ -272,13 +272,9 @@ struct CodeWriter {
         const std::size_t skipped = std::min(skip, text.size());
         const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
         skip -= skipped;
-        if (n > 16) {
-            std::memcpy(pos, text.data() + skipped, n);
-            if (mask != 0)
-                for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
-        } else {  // a short run (a number's digits): one loop, no call
-            for (std::size_t i = 0; i < n; ++i) pos[i] = std::byte{static_cast<unsigned char>(text[skipped + i] ^ mask)};
-        }
+        std::memcpy(pos, text.data() + skipped, n);
+        if (mask != 0)
+            for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
         pos += n;
         if (skipped + n < text.size()) cut = true;
     }
