@@ -114,8 +114,31 @@ std::vector<std::byte> sort_code(const std::string& line, const TextKeys& keys, 
     return code;
 }
 
+// The bytes that follow a padded line in the padded checks: each a trap for a code that reads
+// past the line's end (digits, zeros, blanks, separators, a decimal point, NUL bytes).
+const std::vector<std::string> kPaddings = {std::string(kLinePadding, '9'), std::string(kLinePadding, '0'),
+                                            std::string(kLinePadding, '\0'), std::string(kLinePadding, ' '),
+                                            std::string(kLinePadding, ','), ".5 \t,x\n0:1\0" + std::string(kLinePadding, '7')};
+
+// The first window of key_prefix() for the line read as padded, each of kPaddings after it, is the
+// window read without padding, and so is whether the code ends in it.
+void expect_padded_prefix_same(const std::string& line, const TextKeys& keys, const std::string& what) {
+    std::vector<std::byte> expected(kPaddedWindow + 1, std::byte{0x5a});
+    const bool complete = key_prefix(line, keys, std::span(expected).first(kPaddedWindow));
+    for (const std::string& padding : kPaddings) {
+        const std::string text = line + padding;
+        std::vector<std::byte> padded(kPaddedWindow + 1, std::byte{0x5a});
+        const bool padded_complete = key_prefix(std::string_view(text).substr(0, line.size()), keys,
+                                                std::span(padded).first(kPaddedWindow), 0, true);
+        ASSERT_EQ(padded, expected) << "the padded prefix of \"" << escaped(line) << "\" followed by \"" << escaped(padding)
+                                    << "\", " << what;
+        ASSERT_EQ(padded_complete, complete) << "whether the code of \"" << escaped(line) << "\" ends, padded, " << what;
+    }
+}
+
 // key_prefix() on every pair: the first window of `size` bytes never against compare_lines() and
 // equal for lines that compare equal; the whole codes (all windows) in the order of compare_lines().
+// And the first window of each line read as padded, against it read without padding.
 void expect_prefixes_consistent(const std::vector<std::string>& lines, const TextKeys& keys, std::size_t size,
                                 const std::string& what) {
     std::vector<std::vector<std::byte>> prefixes, codes;
@@ -124,6 +147,7 @@ void expect_prefixes_consistent(const std::vector<std::string>& lines, const Tex
         key_prefix(line, keys, std::span(prefixes.back()).first(size));
         ASSERT_EQ(prefixes.back()[size], std::byte{0x5a}) << "key_prefix wrote past its end, " << what;
         codes.push_back(sort_code(line, keys, size));
+        expect_padded_prefix_same(line, keys, what);
     }
     for (std::size_t i = 0; i < lines.size(); ++i) {
         for (std::size_t j = 0; j < lines.size(); ++j) {

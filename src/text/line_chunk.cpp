@@ -240,10 +240,10 @@ namespace {
 constexpr std::size_t kMinPrefixedGroup = 64;
 constexpr std::size_t kMaxWindows = 64;
 
-// The entry of the line at `place` with window `window` of its sort code.
-void make_entry(LineEntry& entry, std::string_view line, std::uint64_t place, const TextKeys& keys, std::size_t window) {
+// The entry of the line at `place` with window `window` of its sort code; `padded`: as key_prefix takes it.
+void make_entry(LineEntry& entry, std::string_view line, std::uint64_t place, const TextKeys& keys, std::size_t window, bool padded = false) {
     std::array<std::byte, kPrefixBytes> bytes;
-    const bool complete = key_prefix(line, keys, bytes, window * kPrefixBytes);
+    const bool complete = key_prefix(line, keys, bytes, window * kPrefixBytes, padded);
     for (std::size_t w = 0; w < entry.prefix.size(); ++w) {
         std::uint64_t word;
         std::memcpy(&word, bytes.data() + 8 * w, 8);
@@ -326,11 +326,16 @@ KeySpec entry_spec() {
     return spec;
 }
 
-// The entries of lines [first, first + entries.size()) of the chunk, made in parallel.
+// The entries of lines [first, first + entries.size()) of the chunk, made in parallel; the lines
+// that the chunk's text goes on past by kLinePadding bytes are read as padded.
 void make_entries(const LineChunk& chunk, std::size_t first, std::span<LineEntry> entries, const TextKeys& keys) {
+    const std::string_view text = chunk.text_view();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries.size(), 4096), [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i)
-            make_entry(entries[i], chunk.line(first + i), chunk.place(first + i), keys, 0);
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            const std::string_view line = chunk.line(first + i);
+            const bool padded = static_cast<std::size_t>(text.data() + text.size() - (line.data() + line.size())) >= kLinePadding;
+            make_entry(entries[i], line, chunk.place(first + i), keys, 0, padded);
+        }
     });
 }
 

@@ -55,6 +55,8 @@ public:
         const std::uint64_t length = place & kLongLine;
         return std::string_view(text() + begin, length < kLongLine ? length : long_line_length(begin));
     }
+    // The text of its lines, each with its terminator.
+    std::string_view text_view() const { return std::string_view(text(), bytes()); }
     // Starts fetching the line at `place`, up to its first 128 bytes (a hint).
     void prefetch_text(std::uint64_t place) const {
         const char* start = text() + (place >> kLengthBits);

@@ -34,23 +34,27 @@ std::size_t advance(std::string_view line, std::size_t pos, std::size_t count) {
     return pos + std::min(count, line.size() - pos);
 }
 
+// The n lowest bits set (n <= 64).
+std::uint64_t low_bits(std::size_t n) { return n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1; }
+
 // Bit i set where byte i of line[at, at + 64) is the separator, or a blank without one (bytes past
 // the line's end never): 16 bytes compared at once where SSE2 is, so that a field costs no loop of
-// its own. The last bytes of a line of 16 bytes or more are compared as the line's last 16.
-std::uint64_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator) {
+// its own. The last bytes of a line of 16 bytes or more that is not padded are compared as the
+// line's last 16.
+std::uint64_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator, bool padded) {
     const std::size_t n = std::min<std::size_t>(64, line.size() - at);
     std::uint64_t mask = 0;
 #if defined(__SSE2__)
-    if (line.size() >= 16) {
+    if (line.size() >= 16 || padded) {
         const __m128i separators = _mm_set1_epi8(separator.value_or(' '));
         for (std::size_t piece = 0; piece < n; piece += 16) {
-            const std::size_t from = std::min(at + piece, line.size() - 16);
+            const std::size_t from = padded ? at + piece : std::min(at + piece, line.size() - 16);
             const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
             __m128i hits = _mm_cmpeq_epi8(bytes, separators);
             if (!separator) hits = _mm_or_si128(hits, _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\n'))));
             mask |= (std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(hits))} >> (at + piece - from)) << piece;
         }
-        return mask;
+        return mask & low_bits(n);
     }
 #endif
     for (std::size_t i = 0; i < n; ++i)
@@ -61,14 +65,17 @@ std::uint64_t separator_mask(std::string_view line, std::size_t at, const std::o
 // The fields of one line, each field's end found once, in order, as its keys ask for them.
 class LineFields {
 public:
-    LineFields(std::string_view line, const std::optional<char>& separator) : line_(line), separator_(separator) {}
+    // `padded`: as key_prefix takes it.
+    LineFields(std::string_view line, const std::optional<char>& separator, bool padded = false)
+        : line_(line), separator_(separator), padded_(padded) {}
     std::string_view line() const { return line_; }
+    bool padded() const { return padded_; }
 
     // Where the k-th field ends (k >= 1): with -t at the k-th separator, without it at the end of
     // the k-th run of non-blanks (the blank after it); the line's end where there are fewer.
     std::size_t end(std::size_t k) {
         if (k <= std::min(found_, kKept)) return kept_[k - 1];
-        if (k < found_) *this = LineFields(line_, separator_);  // found and not kept: looked for again
+        if (k < found_) *this = LineFields(line_, separator_, padded_);  // found and not kept: looked for again
         while (found_ < k) {
             while (ends_ == 0)
                 if (!next_block()) return line_.size();
@@ -95,10 +102,9 @@ private:
     bool next_block() {
         if (next_ >= line_.size()) return false;
         const std::size_t n = std::min<std::size_t>(64, line_.size() - next_);
-        ends_ = separator_mask(line_, next_, separator_);
+        ends_ = separator_mask(line_, next_, separator_, padded_);
         if (!separator_) {
-            const std::uint64_t in_block = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
-            const std::uint64_t non_blanks = ~ends_ & in_block;
+            const std::uint64_t non_blanks = ~ends_ & low_bits(n);
             ends_ &= non_blanks << 1 | non_blank_before_;
             non_blank_before_ = non_blanks >> (n - 1);
         }
@@ -109,6 +115,7 @@ private:
 
     std::string_view line_;
     std::optional<char> separator_;
+    bool padded_;
     std::size_t next_ = 0;               // bytes before it searched
     std::size_t block_ = 0;              // where the block of ends_ begins
     std::uint64_t ends_ = 0;             // the block's field ends not yet counted
@@ -159,12 +166,12 @@ struct DigitRun {
     std::size_t significant_end;
 };
 
-DigitRun digit_run(std::string_view line, std::size_t pos, std::size_t end) {
+DigitRun digit_run(std::string_view line, std::size_t pos, std::size_t end, bool padded) {
 #if defined(__SSE2__)
-    // Runs shorter than 16 digits of a line of 16 bytes or more: from one 16-byte compare, with
-    // no branch on the digits (the line's bytes, so that a short key gains too).
-    if (line.size() >= 16) {
-        const std::size_t from = std::min(pos, line.size() - 16);
+    // Runs shorter than 16 digits of a line of 16 bytes or more, or padded: from one 16-byte
+    // compare, with no branch on the digits (the line's bytes, so that a short key gains too).
+    if (line.size() >= 16 || padded) {
+        const std::size_t from = padded ? pos : std::min(pos, line.size() - 16);
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
         const __m128i values = _mm_sub_epi8(bytes, _mm_set1_epi8('0'));
         const __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(values, _mm_set1_epi8(9)), values);
@@ -190,8 +197,9 @@ DigitRun digit_run(std::string_view line, std::size_t pos, std::size_t end) {
     return run;
 }
 
-// The number at the front of `key`, a part of `line`.
-Decimal parse_decimal(std::string_view line, std::string_view key) {
+// The number at the front of `key`, a part of the line of `fields`.
+Decimal parse_decimal(const LineFields& fields, std::string_view key) {
+    const std::string_view line = fields.line();
     const auto begin = static_cast<std::size_t>(key.data() - line.data());
     const std::size_t end = begin + key.size();
     std::size_t pos = begin;
@@ -199,10 +207,10 @@ Decimal parse_decimal(std::string_view line, std::string_view key) {
     const bool negative = pos < end && line[pos] == '-';
     pos += negative;
     Decimal number;
-    const DigitRun integer = digit_run(line, pos, end);
+    const DigitRun integer = digit_run(line, pos, end, fields.padded());
     number.integer = line.substr(integer.first_significant, integer.end - integer.first_significant);
     if (integer.end < end && line[integer.end] == '.') {
-        const DigitRun fraction = digit_run(line, integer.end + 1, end);
+        const DigitRun fraction = digit_run(line, integer.end + 1, end, fields.padded());
         number.fraction = line.substr(integer.end + 1, fraction.significant_end - (integer.end + 1));
     }
     if (!number.integer.empty() || !number.fraction.empty()) number.sign = negative ? -1 : 1;
@@ -235,33 +243,32 @@ int compare_folded(std::string_view a, std::string_view b) {
 int compare_key(LineFields& a, LineFields& b, const TextKey& key) {
     const std::string_view x = key_text(a, key);
     const std::string_view y = key_text(b, key);
-    if (key.modifiers.numeric) return compare_numbers(parse_decimal(a.line(), x), parse_decimal(b.line(), y));
+    if (key.modifiers.numeric) return compare_numbers(parse_decimal(a, x), parse_decimal(b, y));
     if (key.modifiers.fold) return compare_folded(x, y);
     return sign_of(x.compare(y));
 }
 
 // Writes bytes [skip, skip + window) of a sort code into the window, each XORed with `mask`; a
 // byte past the window's end marks the code as cut short.
-struct CodeWriter {
-    std::byte* pos;
-    std::byte* end;
-    std::size_t skip;
+class CodeWriter {
+public:
+    CodeWriter(std::span<std::byte> window, std::size_t skip) : pos_(window.data()), end_(window.data() + window.size()), skip_(skip) {}
     unsigned char mask = 0;
-    bool cut = false;
 
+    bool cut() const { return cut_; }
     void put(unsigned char value) {
-        if (skip > 0) {
-            --skip;
-        } else if (pos != end) {
-            *pos++ = std::byte{static_cast<unsigned char>(value ^ mask)};
+        if (skip_ > 0) {
+            --skip_;
+        } else if (pos_ != end_) {
+            *pos_++ = std::byte{static_cast<unsigned char>(value ^ mask)};
         } else {
-            cut = true;
+            cut_ = true;
         }
     }
     // put() of each byte of `text`, at once where the bytes skipped and those that fit hold no 0
     // byte; returns how many were put so (0 where put() must take them).
     std::size_t put_plain(std::string_view text) {
-        const std::size_t looked_at = std::min<std::size_t>(text.size(), skip + static_cast<std::size_t>(end - pos));
+        const std::size_t looked_at = std::min<std::size_t>(text.size(), skip_ + static_cast<std::size_t>(end_ - pos_));
         if (text.empty() || std::memchr(text.data(), 0, looked_at)) return 0;
         put_run(text);
         return text.size();
@@ -269,22 +276,98 @@ struct CodeWriter {
     // put() of each byte of `text`, which holds no 0 byte, at once.
     void put_run(std::string_view text) {
         if (text.empty()) return;  // its data may be null, which memcpy must not be given
-        const std::size_t skipped = std::min(skip, text.size());
-        const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end - pos));
-        skip -= skipped;
-        std::memcpy(pos, text.data() + skipped, n);
+        const std::size_t skipped = std::min(skip_, text.size());
+        const std::size_t n = std::min<std::size_t>(text.size() - skipped, static_cast<std::size_t>(end_ - pos_));
+        skip_ -= skipped;
+        std::memcpy(pos_, text.data() + skipped, n);
         if (mask != 0)
-            for (std::size_t i = 0; i < n; ++i) pos[i] ^= std::byte{mask};
-        pos += n;
-        if (skipped + n < text.size()) cut = true;
+            for (std::size_t i = 0; i < n; ++i) pos_[i] ^= std::byte{mask};
+        pos_ += n;
+        if (skipped + n < text.size()) cut_ = true;
     }
+    // Zeros after the code's end; whether the code ends within the window.
+    bool finish() {
+        std::fill(pos_, end_, std::byte{0});
+        return !cut_;
+    }
+
+private:
+    std::byte* pos_;
+    std::byte* end_;
+    std::size_t skip_;
+    bool cut_ = false;
 };
+
+#if defined(__SSE2__)
+// CodeWriter's work for the first window of a padded line's code, of kPaddedWindow bytes,
+// without a branch on lengths: the code is built in a buffer with room past the window, each run
+// of the line's bytes copied as 32 bytes (read past its end, which padding allows), the bytes past
+// the run overwritten by what follows and cleared at the end.
+class PaddedCodeWriter {
+public:
+    unsigned char mask = 0;
+
+    // pos_ stops at window_ + 1: a byte was put past the window.
+    bool cut() const { return pos_ > window_; }
+    void put(unsigned char value) {
+        buffer_[pos_] = static_cast<char>(value ^ mask);
+        pos_ = std::min(pos_ + 1, window_ + 1);
+    }
+    std::size_t put_plain(std::string_view text) {
+        if (text.empty()) return 0;  // its data may be null
+        // A 0 byte matters only where it would be put within the window.
+        const std::size_t room = cut() ? 0 : window_ - pos_;
+        const auto [low, high] = load(text);
+        const __m128i zero = _mm_setzero_si128();
+        const std::uint32_t zeros = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(low, zero))) |
+                                    static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(high, zero))) << 16;
+        if (zeros & static_cast<std::uint32_t>(low_bits(std::min(text.size(), room)))) return 0;
+        store(low, high, text.size());
+        return text.size();
+    }
+    void put_run(std::string_view text) {
+        if (text.empty()) return;  // its data may be null
+        const auto [low, high] = load(text);
+        store(low, high, text.size());
+    }
+    // The window into `out`, zeros after the code's end; whether the code ends there.
+    bool finish(std::span<std::byte, kPaddedWindow> out) {
+        const __m128i end = _mm_set1_epi8(static_cast<char>(pos_));
+        const __m128i first = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        const __m128i second = _mm_add_epi8(first, _mm_set1_epi8(16));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data()), _mm_and_si128(load16(buffer_.data()), _mm_cmplt_epi8(first, end)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data() + 16), _mm_and_si128(load16(buffer_.data() + 16), _mm_cmplt_epi8(second, end)));
+        return !cut();
+    }
+
+private:
+    struct Bytes32 {
+        __m128i low, high;
+    };
+    static __m128i load16(const char* at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at)); }
+    // The 32 bytes from the text's start: within the line and its padding.
+    static Bytes32 load(std::string_view text) { return {load16(text.data()), load16(text.data() + 16)}; }
+    // The run's bytes (32 of them, covering the rest of the window) XORed with the mask at pos_.
+    void store(__m128i low, __m128i high, std::size_t length) {
+        const __m128i masks = _mm_set1_epi8(static_cast<char>(mask));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(buffer_.data() + pos_), _mm_xor_si128(low, masks));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(buffer_.data() + pos_ + 16), _mm_xor_si128(high, masks));
+        pos_ = std::min(pos_ + length, window_ + 1);
+    }
+
+    static constexpr std::size_t window_ = kPaddedWindow;
+    std::size_t pos_ = 0;
+    std::array<char, kPaddedWindow + 1 + 32> buffer_;
+};
+static_assert(kPaddedWindow == 32, "PaddedCodeWriter covers the window with 32 bytes");
+#endif
 
 // A number as bytes whose memcmp order is its order, self-delimiting: a class byte (negative,
 // zero, positive), then for non-zero numbers the magnitude (count of integer digits, one byte
 // below 255, else 255 and 8 bytes big-endian; the significant digits; a 0 byte), complemented for
 // negative numbers.
-void encode_number(const Decimal& number, CodeWriter& out) {
+template <class Writer>
+void encode_number(const Decimal& number, Writer& out) {
     out.put(static_cast<unsigned char>(number.sign + 2));
     if (number.sign == 0) return;
     const unsigned char mask = out.mask;
@@ -304,8 +387,9 @@ void encode_number(const Decimal& number, CodeWriter& out) {
 
 // Bytes (folded with f) as a self-delimiting code in their order: a 0 byte as 0 0xff, and 0 0 at
 // the end, so that a string sorts before its extensions.
-void encode_bytes(std::string_view text, bool fold, CodeWriter& out) {
-    for (std::size_t i = fold ? 0 : out.put_plain(text); i < text.size() && !out.cut; ++i) {
+template <class Writer>
+void encode_bytes(std::string_view text, bool fold, Writer& out) {
+    for (std::size_t i = fold ? 0 : out.put_plain(text); i < text.size() && !out.cut(); ++i) {
         const unsigned char byte = fold ? fold_upper(text[i]) : static_cast<unsigned char>(text[i]);
         out.put(byte);
         if (byte == 0) out.put(0xff);
@@ -314,13 +398,28 @@ void encode_bytes(std::string_view text, bool fold, CodeWriter& out) {
     out.put(0);
 }
 
-void encode_key(LineFields& fields, const TextKey& key, CodeWriter& out) {
+template <class Writer>
+void encode_key(LineFields& fields, const TextKey& key, Writer& out) {
     const std::string_view text = key_text(fields, key);
     out.mask = key.modifiers.reverse ? 0xff : 0;
     if (key.modifiers.numeric) {
-        encode_number(parse_decimal(fields.line(), text), out);
+        encode_number(parse_decimal(fields, text), out);
     } else {
         encode_bytes(text, key.modifiers.fold, out);
+    }
+}
+
+// The keys in turn, then the whole line unless -s or -u with keys, until the window is full.
+template <class Writer>
+void encode_line(std::string_view line, const TextKeys& keys, bool padded, Writer& out) {
+    LineFields fields(line, keys.separator, padded);
+    for (const TextKey& key : keys.keys) {
+        if (out.cut()) return;
+        encode_key(fields, key, out);
+    }
+    if (!out.cut() && (keys.keys.empty() || !(keys.stable || keys.unique))) {
+        out.mask = keys.reverse ? 0xff : 0;
+        encode_bytes(line, false, out);
     }
 }
 
@@ -344,19 +443,17 @@ bool equal_keys(std::string_view a, std::string_view b, const TextKeys& keys) {
                        [&](const TextKey& key) { return compare_key(a_fields, b_fields, key) == 0; });
 }
 
-bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip) {
-    CodeWriter writer{out.data(), out.data() + out.size(), skip};
-    LineFields fields(line, keys.separator);
-    for (const TextKey& key : keys.keys) {
-        if (writer.cut) break;
-        encode_key(fields, key, writer);
+bool key_prefix(std::string_view line, const TextKeys& keys, std::span<std::byte> out, std::size_t skip, bool padded) {
+#if defined(__SSE2__)
+    if (padded && skip == 0 && out.size() == kPaddedWindow) {
+        PaddedCodeWriter writer;
+        encode_line(line, keys, true, writer);
+        return writer.finish(out.first<kPaddedWindow>());
     }
-    if (!writer.cut && (keys.keys.empty() || !(keys.stable || keys.unique))) {
-        writer.mask = keys.reverse ? 0xff : 0;
-        encode_bytes(line, false, writer);
-    }
-    std::fill(writer.pos, writer.end, std::byte{0});
-    return !writer.cut;
+#endif
+    CodeWriter writer(out, skip);
+    encode_line(line, keys, padded, writer);
+    return writer.finish();
 }
 
 }  // namespace gpusort
