@@ -173,7 +173,7 @@ public:
         return {};
     }
     std::size_t slice_width() const override { return 8; }
-    int chunks = 0;
+    std::atomic<int> chunks = 0;  // the merge sorts in two slots at once
 };
 
 // A record: its key (few distinct values, so that runs share keys), its run and its place there.
@@ -275,7 +275,7 @@ TEST(SliceMerge, SlicesOfAllRunsSortedAsChunksGiveTheMergedOutput) {
                                                },
                                                times);
         EXPECT_EQ(out, expected) << "skewed=" << skewed;
-        EXPECT_EQ(sorter.chunks, static_cast<int>((expected.size() + 999) / 1000));
+        EXPECT_EQ(sorter.chunks.load(), static_cast<int>((expected.size() + 999) / 1000));
         // Every key is counted once in each step of the merge, and nothing on the host's merge.
         const std::uint64_t bytes = expected.size() * 8;
         for (const MergePhase* phase : {&times.gather, &times.copy_in, &times.copy_out, &times.write})
