@@ -11,7 +11,7 @@
 # SIZE=0 leaves the four cases out. Each output is fresh (deleted,
 # then `sync`). Prints each run's seconds into OUT/times.txt, the stats into OUT, the medians last.
 # Only the cases in $CASES run (default: all four); GNU sort only on those also in $GNU_CASES
-# (default: all four). With $BEFORE (another build folder), that build's gpusort-file runs in turns
+# (unset: all four; empty: none). With $BEFORE (another build folder), that build's gpusort-file runs in turns
 # with this one (CASE-before), for an A/B of two builds; its output is compared too.
 #   tools/bench/text.sh BIN WORK OUT [SIZE=10G] [ROUNDS=3] [THREADS=16] [SPILL=]
 # BIN: the build folder (src/gpusort-file, tools/gpusort-gen).
@@ -42,7 +42,7 @@ gpusort_keys() {
 for round in $(seq 1 "$([ "$size" = 0 ] && echo 0 || echo "$rounds")"); do
     for c in ${CASES:-log log-key csv csv-num}; do
         input=$(case_input "$c")
-        gnu=$([ "$round" = 1 ] && [[ " ${GNU_CASES:-log log-key csv csv-num} " == *" $c "* ]] && echo 1 || true)
+        gnu=$([ "$round" = 1 ] && [[ " ${GNU_CASES-log log-key csv csv-num} " == *" $c "* ]] && echo 1 || true)
         if [ -n "$gnu" ]; then
             # shellcheck disable=SC2046  # the keys are words
             run "$c-gnu" "$round" env LC_ALL=C sort --parallel="$threads" -S 50% $(gnu_keys "$c") "$input" -o "$work/out.gnu"
