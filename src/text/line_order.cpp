@@ -40,14 +40,14 @@ std::uint64_t low_bits(std::size_t n) { return n == 64 ? ~std::uint64_t{0} : (st
 // Bit i set where byte i of line[at, at + 64) is the separator, or a blank without one (bytes past
 // the line's end never): 16 bytes compared at once where SSE2 is, so that a field costs no loop of
 // its own. The last bytes of a line of 16 bytes or more that is not padded are compared as the
-// line's last 16.
+// line's last 16; a padded line's 64 bytes are all compared (no loop on its length).
 std::uint64_t separator_mask(std::string_view line, std::size_t at, const std::optional<char>& separator, bool padded) {
     const std::size_t n = std::min<std::size_t>(64, line.size() - at);
     std::uint64_t mask = 0;
 #if defined(__SSE2__)
     if (line.size() >= 16 || padded) {
         const __m128i separators = _mm_set1_epi8(separator.value_or(' '));
-        for (std::size_t piece = 0; piece < n; piece += 16) {
+        for (std::size_t piece = 0; padded ? piece < 64 : piece < n; piece += 16) {
             const std::size_t from = padded ? at + piece : std::min(at + piece, line.size() - 16);
             const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + from));
             __m128i hits = _mm_cmpeq_epi8(bytes, separators);
