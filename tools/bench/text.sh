@@ -11,8 +11,8 @@
 # SIZE=0 leaves the four cases out. Each output is fresh (deleted,
 # then `sync`). Prints each run's seconds into OUT/times.txt, the stats into OUT, the medians last.
 # Only the cases in $CASES run (default: all four); GNU sort only on those also in $GNU_CASES
-# (unset: all four; empty: none). With $BEFORE (another build folder), that build's gpusort-file runs in turns
-# with this one (CASE-before), for an A/B of two builds; its output is compared too.
+# (unset: all four; empty: none). With $BEFORE (another build folder), that build's gpusort-file
+# runs in turns with this one (CASE-before), for an A/B of two builds; its output is compared too.
 #   tools/bench/text.sh BIN WORK OUT [SIZE=10G] [ROUNDS=3] [THREADS=16] [SPILL=]
 # BIN: the build folder (src/gpusort-file, tools/gpusort-gen).
 set -euo pipefail
